@@ -1,0 +1,33 @@
+// Package work owns the keys federator puts on Works, bindings and the objects
+// it writes into member clusters. Where Karmada has a key for the same
+// purpose its string is used unchanged, so Karmada's tools and a Karmada
+// user's scripts recognise federator's objects.
+package work
+
+const (
+	// ManagedLabel marks an object in a member cluster as written by the hub
+	// (Karmada's util.ManagedByKarmadaLabel).
+	ManagedLabel = "karmada.io/managed"
+	// ManagedLabelValue is ManagedLabel's value.
+	ManagedLabelValue = "true"
+
+	// ExecutionFinalizer holds a Work until its manifests are gone from the
+	// member cluster (Karmada's util.ExecutionControllerFinalizer).
+	ExecutionFinalizer = "karmada.io/execution-controller"
+	// BindingFinalizer holds a ResourceBinding until its Works are deleted
+	// (Karmada's util.BindingControllerFinalizer).
+	BindingFinalizer = "karmada.io/binding-controller"
+	// ClusterBindingFinalizer is BindingFinalizer for ClusterResourceBindings
+	// (Karmada's util.ClusterResourceBindingControllerFinalizer).
+	ClusterBindingFinalizer = "karmada.io/cluster-resource-binding-controller"
+
+	// AppliedHashAnnotation is stamped on member objects: a hash of the
+	// manifest last applied. It changes only when the desired state changes,
+	// so an unchanged object is never written again (Karmada stamps the
+	// template generation instead, which rewrites members on every resume).
+	AppliedHashAnnotation = "work.federator.dev/applied-hash"
+
+	// NamespaceSkipLabel, set to "true" on a hub namespace, keeps it from
+	// being propagated (Karmada's namespace sync label).
+	NamespaceSkipLabel = "namespace.karmada.io/skip-auto-propagation"
+)

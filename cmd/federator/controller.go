@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/federator-dev/federator/pkg/hub"
+)
+
+func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
+	fs.Float32Var(&o.HubQPS, "hub-qps", o.HubQPS, "queries per second to the hub API server")
+	fs.IntVar(&o.HubBurst, "hub-burst", o.HubBurst, "burst of queries to the hub API server")
+	fs.Float32Var(&o.Member.QPS, "member-qps", o.Member.QPS, "queries per second to each member API server")
+	fs.IntVar(&o.Member.Burst, "member-burst", o.Member.Burst, "burst of queries to each member API server")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
+	fs.DurationVar(&o.ClusterStatusInterval, "cluster-status-interval", o.ClusterStatusInterval, "how often member health is probed")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address serving Prometheus metrics ("0" disables)`)
+}
+
+func newControllerCommand() *cobra.Command {
+	o := hub.DefaultOptions()
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "controller --kubeconfig HUB",
+		Short: "Run federator's controllers against an existing hub; members come from its Cluster objects",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kubeconfig == "" {
+				return fmt.Errorf("--kubeconfig is required: the hub's kubeconfig file")
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+			}
+			ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+			return hub.Run(cmd.Context(), cfg, o, func() {
+				fmt.Fprintf(cmd.OutOrStdout(), "federator: controllers running against %s\n", cfg.Host)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the hub")
+	addHubFlags(cmd.Flags(), &o)
+	return cmd
+}

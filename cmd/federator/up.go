@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/config/samples"
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/membership"
+)
+
+func newUpCommand() *cobra.Command {
+	o := hub.DefaultOptions()
+	var (
+		members           int
+		dir, binDir       string
+		sample            bool
+		controllerManager bool
+	)
+	cmd := &cobra.Command{
+		Use:   "up --members N --dir DIR",
+		Short: "Start a local fleet (a hub and N member clusters of real API servers) and run the controllers",
+		Long: `Start a hub and members member1..N, each a real kube-apiserver + etcd, register the
+members as Karmada Clusters, run federator's controllers, and write DIR/hub.kubeconfig,
+DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if members < 1 {
+				return fmt.Errorf("--members is %d: a fleet needs at least one member", members)
+			}
+			if binDir == "" {
+				binDir = os.Getenv("KUBEBUILDER_ASSETS")
+			}
+			if binDir == "" {
+				binDir = "bin"
+			}
+			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, dir: dir, binDir: binDir,
+				sample: sample, controllerManager: controllerManager, hub: o})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&members, "members", 3, "number of member clusters (member1..N)")
+	f.StringVar(&dir, "dir", ".fleet", "directory for hub.kubeconfig, member1.kubeconfig, ... and federator.log")
+	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager (default $KUBEBUILDER_ASSETS, else ./bin; `make binaries` builds them)")
+	f.BoolVar(&sample, "sample", false, "apply a sample staged rollout (namespace demo, Deployment web) once ready")
+	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager (namespace and garbage-collector controllers) in every cluster")
+	addHubFlags(f, &o)
+	return cmd
+}
+
+type upOptions struct {
+	members           int
+	dir, binDir       string
+	sample            bool
+	controllerManager bool
+	hub               hub.Options
+}
+
+func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return fmt.Errorf("--dir %s: %w", o.dir, err)
+	}
+	logFile, err := os.Create(filepath.Join(o.dir, "federator.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+
+	crdList, err := crds.CRDs()
+	if err != nil {
+		return err
+	}
+	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
+		ControllerManager: o.controllerManager, Log: logFile})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if stopErr := f.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		fmt.Fprintln(out, "federator: fleet stopped")
+	}()
+
+	hubClient, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+	if err != nil {
+		return err
+	}
+	for _, m := range f.Members {
+		if err := membership.Register(ctx, hubClient, m.Name, m.Config); err != nil {
+			return err
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	readyErr := make(chan error, 1)
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- hub.Run(runCtx, f.Hub.Config, o.hub, func() {
+			if o.sample {
+				if err := applyYAML(runCtx, hubClient, samples.Rollout); err != nil {
+					readyErr <- fmt.Errorf("apply the sample rollout: %w", err)
+					return
+				}
+			}
+			printReady(out, f, o.sample)
+		})
+	}()
+	select {
+	case <-ctx.Done():
+		cancel()
+		return <-runErr
+	case err := <-readyErr:
+		cancel()
+		return errors.Join(err, <-runErr)
+	case err := <-runErr:
+		return err
+	}
+}
+
+func printReady(out io.Writer, f *fleet.Fleet, sample bool) {
+	dir := filepath.Dir(f.Hub.KubeconfigPath)
+	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything\n",
+		len(f.Members), dir)
+	if !sample {
+		return
+	}
+	hubKC := f.Hub.KubeconfigPath
+	fmt.Fprintf(out, `
+A staged rollout is applied: Deployment demo/web goes to member1; member2 and member3 are suspended.
+Watch it, cluster by cluster:
+  for m in member1 member2 member3; do echo "$m: $(kubectl --kubeconfig %[1]s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
+  kubectl --kubeconfig %[2]s get works -A -o custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type==\"Dispatching\")].reason
+Roll a new image to member1 only:
+  kubectl --kubeconfig %[2]s -n demo set image deploy/web web=nginx:1.27
+Release member2 (member3 stays on the old version):
+  kubectl --kubeconfig %[2]s -n demo patch pp web --type merge -p '{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":["member3"]}}}}'
+Release everyone:
+  kubectl --kubeconfig %[2]s -n demo patch pp web --type json -p '[{"op":"remove","path":"/spec/suspension"}]'
+`, dir, hubKC)
+}
+
+// applyYAML server-side applies every object in a multi-document YAML.
+func applyYAML(ctx context.Context, c client.Client, data []byte) error {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("federator-sample")); err != nil {
+			return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+}

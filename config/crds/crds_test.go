@@ -1,0 +1,75 @@
+package crds
+
+import (
+	"slices"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+func TestCRDs(t *testing.T) {
+	want := []struct {
+		name           string
+		scope          apiextensionsv1.ResourceScope
+		servedVersions []string
+		storageVersion string
+		status         bool
+	}{
+		{"clusterpropagationpolicies.policy.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", false},
+		{"clusterresourcebindings.work.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha2"}, "v1alpha2", true},
+		{"clusters.cluster.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
+		{"propagationpolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", false},
+		{"resourcebindings.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha2"}, "v1alpha2", true},
+		{"works.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
+	}
+
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, crd := range crds {
+		got = append(got, crd.Name)
+	}
+	var wantNames []string
+	for _, w := range want {
+		wantNames = append(wantNames, w.name)
+	}
+	if !slices.Equal(got, wantNames) {
+		t.Fatalf("CRD names (sorted):\n got  %v\n want %v", got, wantNames)
+	}
+
+	for i, w := range want {
+		crd := crds[i]
+		t.Run(w.name, func(t *testing.T) {
+			if crd.Spec.Scope != w.scope {
+				t.Errorf("scope = %s, want %s", crd.Spec.Scope, w.scope)
+			}
+			var served, storage []string
+			for _, v := range crd.Spec.Versions {
+				if v.Served {
+					served = append(served, v.Name)
+				}
+				if v.Storage {
+					storage = append(storage, v.Name)
+				}
+				if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+					t.Errorf("version %s has no schema", v.Name)
+				}
+				hasStatus := v.Subresources != nil && v.Subresources.Status != nil
+				if hasStatus != w.status {
+					t.Errorf("version %s: status subresource = %v, want %v", v.Name, hasStatus, w.status)
+				}
+			}
+			if !slices.Equal(served, w.servedVersions) {
+				t.Errorf("served versions = %v, want %v", served, w.servedVersions)
+			}
+			if !slices.Equal(storage, []string{w.storageVersion}) {
+				t.Errorf("storage versions = %v, want [%s]", storage, w.storageVersion)
+			}
+			if len(crd.Spec.Versions) != len(w.servedVersions) {
+				t.Errorf("%d versions defined, want only the %d served", len(crd.Spec.Versions), len(w.servedVersions))
+			}
+		})
+	}
+}

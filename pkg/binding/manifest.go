@@ -1,0 +1,94 @@
+package binding
+
+import (
+	"fmt"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/resourceinterpreter/default/native/prune"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// Origin identifies the binding and Work a member manifest comes from; it
+// becomes the labels and annotations Karmada puts on member objects.
+type Origin struct {
+	// Cluster scope: the binding is a ClusterResourceBinding.
+	ClusterScoped      bool
+	BindingNamespace   string
+	BindingName        string
+	BindingID          string // the binding's permanent-id label
+	WorkNamespace      string
+	WorkName           string
+	ConflictResolution policyv1alpha1.ConflictResolution
+}
+
+// Manifest returns the object to write into one member cluster for template:
+// the template without the fields only the hub has (Karmada's prune), with
+// the cluster's share of replicas when the binding divides them, and with
+// the identifying labels and annotations Karmada sets. Nothing in it changes
+// unless the template, the placement or the binding does: in particular the
+// template's generation is not stamped, so resuming a suspended cluster does
+// not rewrite objects whose content did not change.
+func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin) (*unstructured.Unstructured, error) {
+	m := template.DeepCopy()
+	uid := string(template.GetUID())
+	if err := prune.RemoveIrrelevantFields(m, prune.RemoveJobTTLSeconds); err != nil {
+		return nil, fmt.Errorf("prune %s %s: %w", template.GetKind(), objectKey(template), err)
+	}
+	if reviseReplicas {
+		if _, found, _ := unstructured.NestedFieldNoCopy(m.Object, "spec", "replicas"); found {
+			if err := unstructured.SetNestedField(m.Object, int64(target.Replicas), "spec", "replicas"); err != nil {
+				return nil, fmt.Errorf("set spec.replicas of %s %s: %w", template.GetKind(), objectKey(template), err)
+			}
+		}
+	}
+
+	labels := m.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[workkeys.ManagedLabel] = workkeys.ManagedLabelValue
+	annotations := m.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if o.ClusterScoped {
+		labels[workv1alpha2.ClusterResourceBindingPermanentIDLabel] = o.BindingID
+		annotations[workv1alpha2.ClusterResourceBindingAnnotationKey] = o.BindingName
+	} else {
+		labels[workv1alpha2.ResourceBindingPermanentIDLabel] = o.BindingID
+		annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] = o.BindingNamespace
+		annotations[workv1alpha2.ResourceBindingNameAnnotationKey] = o.BindingName
+	}
+	annotations[workv1alpha2.ResourceTemplateUIDAnnotation] = uid
+	annotations[workv1alpha2.WorkNamespaceAnnotation] = o.WorkNamespace
+	annotations[workv1alpha2.WorkNameAnnotation] = o.WorkName
+	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = conflictResolution(template, o.ConflictResolution)
+	m.SetLabels(labels)
+	m.SetAnnotations(annotations)
+	return m, nil
+}
+
+// conflictResolution follows Karmada's mergeConflictResolution: a valid
+// annotation on the template wins, then the policy's Overwrite, else Abort.
+func conflictResolution(template *unstructured.Unstructured, fromPolicy policyv1alpha1.ConflictResolution) string {
+	switch template.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation] {
+	case workv1alpha2.ResourceConflictResolutionOverwrite:
+		return workv1alpha2.ResourceConflictResolutionOverwrite
+	case workv1alpha2.ResourceConflictResolutionAbort:
+		return workv1alpha2.ResourceConflictResolutionAbort
+	}
+	if fromPolicy == policyv1alpha1.ConflictOverwrite {
+		return workv1alpha2.ResourceConflictResolutionOverwrite
+	}
+	return workv1alpha2.ResourceConflictResolutionAbort
+}
+
+func objectKey(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}

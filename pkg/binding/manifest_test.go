@@ -1,0 +1,145 @@
+package binding
+
+import (
+	"testing"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+const deploymentYAML = `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  uid: 0b4f5e3a-1111-2222-3333-444455556666
+  resourceVersion: "812"
+  generation: 7
+  creationTimestamp: "2026-11-01T10:00:00Z"
+  labels: {app: web}
+  annotations:
+    deployment.kubernetes.io/revision: "3"
+  managedFields:
+  - manager: kubectl
+  ownerReferences:
+  - apiVersion: v1
+    kind: ConfigMap
+    name: owner
+    uid: 1
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx:1.25}]}
+status:
+  replicas: 6
+`
+
+func decode(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestManifest(t *testing.T) {
+	origin := Origin{BindingNamespace: "shop", BindingName: "web-deployment", BindingID: "rb-id",
+		WorkNamespace: "karmada-es-member1", WorkName: "web-xyz"}
+	for _, tc := range []struct {
+		name         string
+		revise       bool
+		origin       Origin
+		template     func(*unstructured.Unstructured)
+		wantReplicas int64
+		wantConflict string
+		wantLabel    [2]string
+		wantAnno     [2]string
+	}{
+		{name: "duplicated keeps template replicas", wantReplicas: 6, wantConflict: "abort",
+			wantLabel: [2]string{workv1alpha2.ResourceBindingPermanentIDLabel, "rb-id"},
+			wantAnno:  [2]string{workv1alpha2.ResourceBindingNameAnnotationKey, "web-deployment"}},
+		{name: "divided writes the cluster's share", revise: true, wantReplicas: 2, wantConflict: "abort",
+			wantLabel: [2]string{"karmada.io/managed", "true"},
+			wantAnno:  [2]string{workv1alpha2.WorkNameAnnotation, "web-xyz"}},
+		{name: "policy overwrite", origin: Origin{ConflictResolution: policyv1alpha1.ConflictOverwrite},
+			wantReplicas: 6, wantConflict: "overwrite",
+			wantLabel: [2]string{"app", "web"},
+			wantAnno:  [2]string{workv1alpha2.ResourceTemplateUIDAnnotation, "0b4f5e3a-1111-2222-3333-444455556666"}},
+		{name: "template annotation beats policy",
+			origin: Origin{ConflictResolution: policyv1alpha1.ConflictOverwrite},
+			template: func(u *unstructured.Unstructured) {
+				a := u.GetAnnotations()
+				a[workv1alpha2.ResourceConflictResolutionAnnotation] = "abort"
+				u.SetAnnotations(a)
+			},
+			wantReplicas: 6, wantConflict: "abort",
+			wantLabel: [2]string{"karmada.io/managed", "true"}},
+		{name: "cluster-scoped binding keys", origin: Origin{ClusterScoped: true, BindingName: "crb", BindingID: "crb-id"},
+			wantReplicas: 6, wantConflict: "abort",
+			wantLabel: [2]string{workv1alpha2.ClusterResourceBindingPermanentIDLabel, "crb-id"},
+			wantAnno:  [2]string{workv1alpha2.ClusterResourceBindingAnnotationKey, "crb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmpl := decode(t, deploymentYAML)
+			if tc.template != nil {
+				tc.template(tmpl)
+			}
+			o := origin
+			if tc.origin.ConflictResolution != "" || tc.origin.ClusterScoped {
+				o.ConflictResolution = tc.origin.ConflictResolution
+				o.ClusterScoped = tc.origin.ClusterScoped
+				if tc.origin.BindingName != "" {
+					o.BindingName, o.BindingID = tc.origin.BindingName, tc.origin.BindingID
+				}
+			}
+			before := tmpl.DeepCopy()
+			m, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); r != tc.wantReplicas {
+				t.Errorf("spec.replicas = %d, want %d", r, tc.wantReplicas)
+			}
+			for _, hubOnly := range [][]string{
+				{"metadata", "uid"}, {"metadata", "resourceVersion"}, {"metadata", "generation"},
+				{"metadata", "creationTimestamp"}, {"metadata", "managedFields"}, {"metadata", "ownerReferences"}, {"status"},
+			} {
+				if _, found, _ := unstructured.NestedFieldNoCopy(m.Object, hubOnly...); found {
+					t.Errorf("%v is hub-only and must not reach members", hubOnly)
+				}
+			}
+			if _, found := m.GetAnnotations()["deployment.kubernetes.io/revision"]; found {
+				t.Error("the Deployment revision annotation is hub-only")
+			}
+			if _, found := m.GetAnnotations()[workv1alpha2.ResourceTemplateGenerationAnnotationKey]; found {
+				t.Error("the template generation must not be stamped: it rewrites unchanged members on resume")
+			}
+			if got := m.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation]; got != tc.wantConflict {
+				t.Errorf("conflict resolution = %q, want %q", got, tc.wantConflict)
+			}
+			if got := m.GetLabels()[tc.wantLabel[0]]; got != tc.wantLabel[1] {
+				t.Errorf("label %s = %q, want %q", tc.wantLabel[0], got, tc.wantLabel[1])
+			}
+			if tc.wantAnno[0] != "" {
+				if got := m.GetAnnotations()[tc.wantAnno[0]]; got != tc.wantAnno[1] {
+					t.Errorf("annotation %s = %q, want %q", tc.wantAnno[0], got, tc.wantAnno[1])
+				}
+			}
+			if !equalObjects(before, tmpl) {
+				t.Error("Manifest changed the template it was given")
+			}
+		})
+	}
+}
+
+func equalObjects(a, b *unstructured.Unstructured) bool {
+	ja, _ := a.MarshalJSON()
+	jb, _ := b.MarshalJSON()
+	return string(ja) == string(jb)
+}

@@ -1,0 +1,312 @@
+package detector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	"github.com/karmada-io/karmada/pkg/util/validation"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+)
+
+// Event reasons on templates and policies (Karmada's where it has them).
+const (
+	EventReasonApplyPolicyFailed  = "ApplyPolicyFailed"
+	EventReasonApplyPolicySucceed = "ApplyPolicySucceed"
+	EventReasonInvalidPolicy      = "InvalidPolicy"
+	EventReasonUnknownKind        = "UnknownResourceKind"
+)
+
+// Key names one resource template of any kind.
+type Key struct {
+	schema.GroupVersionKind
+	Namespace, Name string
+}
+
+// Detector watches the kinds policies select and keeps one binding per
+// claimed template.
+type Detector struct {
+	client   client.Client
+	mgr      ctrl.Manager
+	recorder record.EventRecorder
+	ctrl     controller.TypedController[Key]
+
+	mu      sync.Mutex
+	watched map[schema.GroupVersionKind]bool
+}
+
+// Setup registers the detector: a template controller whose watches grow
+// with the kinds policies select, and a policy controller that validates
+// policies and adds those watches.
+func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
+	d := &Detector{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
+		watched: map[schema.GroupVersionKind]bool{}}
+	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
+		Reconciler: d, MaxConcurrentReconciles: workers})
+	if err != nil {
+		return nil, err
+	}
+	d.ctrl = c
+	// Any policy change re-evaluates every watched template: a new, changed
+	// or deleted policy may move any of them.
+	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
+		if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), p,
+			handler.TypedEnqueueRequestsFromMapFunc(d.allTemplates),
+			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))); err != nil {
+			return nil, err
+		}
+	}
+	pr := &policyReconciler{d: d}
+	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
+		name := strings.ToLower(fmt.Sprintf("%T", p)[len("*v1alpha1."):])
+		if err := ctrl.NewControllerManagedBy(mgr).Named(name).For(p,
+			builder(predicate.GenerationChangedPredicate{})).Complete(pr.forKind(p)); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// watch makes sure templates of gvk are watched.
+func (d *Detector) watch(gvk schema.GroupVersionKind) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.watched[gvk] || SkippedGVK(gvk) {
+		return nil
+	}
+	if _, err := d.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+		return fmt.Errorf("the hub does not serve %s: %w", gvk, err)
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	src := source.TypedKind[client.Object, Key](d.mgr.GetCache(), client.Object(obj),
+		handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []Key {
+			return []Key{{GroupVersionKind: gvk, Namespace: o.GetNamespace(), Name: o.GetName()}}
+		}), templateChanged{})
+	if err := d.ctrl.Watch(src); err != nil {
+		return err
+	}
+	d.watched[gvk] = true
+	return nil
+}
+
+func (d *Detector) allTemplates(ctx context.Context, _ client.Object) []Key {
+	d.mu.Lock()
+	gvks := make([]schema.GroupVersionKind, 0, len(d.watched))
+	for gvk := range d.watched {
+		gvks = append(gvks, gvk)
+	}
+	d.mu.Unlock()
+	var keys []Key
+	for _, gvk := range gvks {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := d.client.List(ctx, list); err != nil {
+			continue
+		}
+		for _, o := range list.Items {
+			keys = append(keys, Key{GroupVersionKind: gvk, Namespace: o.GetNamespace(), Name: o.GetName()})
+		}
+	}
+	return keys
+}
+
+// Reconcile keeps the binding of one template in line with the policy that
+// claims it.
+func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
+	template := &unstructured.Unstructured{}
+	template.SetGroupVersionKind(key.GroupVersionKind)
+	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, template)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, d.deleteBinding(ctx, key)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if Skipped(template) || !template.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	pps := &policyv1alpha1.PropagationPolicyList{}
+	if key.Namespace != "" {
+		if err := d.client.List(ctx, pps, client.InNamespace(key.Namespace)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	cpps := &policyv1alpha1.ClusterPropagationPolicyList{}
+	if err := d.client.List(ctx, cpps); err != nil {
+		return ctrl.Result{}, err
+	}
+	claim, ok := Match(template, pps.Items, cpps.Items)
+	if !ok {
+		// Like Karmada, a template no policy claims keeps what was
+		// propagated; nothing is deleted because a policy went away.
+		return ctrl.Result{}, nil
+	}
+	if errs := validation.ValidatePropagationSpec(*claim.Spec()); len(errs) > 0 {
+		// Bad input changes nothing: the binding keeps its last good spec.
+		d.recorder.Eventf(template, corev1.EventTypeWarning, EventReasonApplyPolicyFailed,
+			"policy %s is invalid, the template is left as it was: %v", claim.Key(), errs.ToAggregate())
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, d.writeBinding(ctx, template, claim)
+}
+
+// Binding returns the binding the detector writes for template and claim.
+func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *workv1alpha2.ResourceBindingSpec) {
+	spec := claim.Spec()
+	bs := workv1alpha2.ResourceBindingSpec{
+		Resource: workv1alpha2.ObjectReference{
+			APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+			Namespace: template.GetNamespace(), Name: template.GetName(),
+			UID: template.GetUID(), ResourceVersion: template.GetResourceVersion(),
+		},
+		Replicas:                    replicas(template),
+		Placement:                   spec.Placement.DeepCopy(),
+		Suspension:                  suspension(template, claim),
+		ConflictResolution:          spec.ConflictResolution,
+		PreserveResourcesOnDeletion: spec.PreserveResourcesOnDeletion,
+		PropagateDeps:               spec.PropagateDeps,
+		SchedulerName:               spec.SchedulerName,
+		Failover:                    spec.Failover.DeepCopy(),
+	}
+	meta := metav1.ObjectMeta{
+		Name: names.GenerateBindingName(template.GetKind(), template.GetName()),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+			Name: template.GetName(), UID: template.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		Annotations: map[string]string{},
+	}
+	if p := claim.PropagationPolicy; p != nil {
+		meta.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] = p.Namespace
+		meta.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = p.Name
+	} else {
+		meta.Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] = claim.ClusterPropagationPolicy.Name
+	}
+	if template.GetNamespace() == "" {
+		b := &workv1alpha2.ClusterResourceBinding{ObjectMeta: meta, Spec: bs}
+		return b, &b.Spec
+	}
+	meta.Namespace = template.GetNamespace()
+	b := &workv1alpha2.ResourceBinding{ObjectMeta: meta, Spec: bs}
+	return b, &b.Spec
+}
+
+// suspension is the policy's, made total by the suspended annotation on
+// the policy or the template.
+func suspension(template *unstructured.Unstructured, claim Claim) *workv1alpha2.Suspension {
+	var s *workv1alpha2.Suspension
+	if p := claim.Spec().Suspension; p != nil {
+		s = &workv1alpha2.Suspension{Suspension: *p.DeepCopy()}
+	}
+	policyAnnotations := map[string]string{}
+	if claim.PropagationPolicy != nil {
+		policyAnnotations = claim.PropagationPolicy.Annotations
+	} else if claim.ClusterPropagationPolicy != nil {
+		policyAnnotations = claim.ClusterPropagationPolicy.Annotations
+	}
+	_, onPolicy := policyAnnotations[policykeys.SuspendedAnnotation]
+	_, onTemplate := template.GetAnnotations()[policykeys.SuspendedAnnotation]
+	if onPolicy || onTemplate {
+		s = &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{Dispatching: ptr.To(true)}}
+	}
+	return s
+}
+
+func replicas(template *unstructured.Unstructured) int32 {
+	r, found, err := unstructured.NestedInt64(template.Object, "spec", "replicas")
+	if !found || err != nil {
+		return 0
+	}
+	return int32(r)
+}
+
+func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim) error {
+	desired, spec := Binding(template, claim)
+	existing := desired.DeepCopyObject().(client.Object)
+	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		if err := d.client.Create(ctx, desired); err != nil {
+			return err
+		}
+		d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var have *workv1alpha2.ResourceBindingSpec
+	switch b := existing.(type) {
+	case *workv1alpha2.ResourceBinding:
+		have = &b.Spec
+	case *workv1alpha2.ClusterResourceBinding:
+		have = &b.Spec
+	}
+	// Keep what other controllers own in the spec: the placement decision.
+	spec.Clusters = have.Clusters
+	annotations := existing.GetAnnotations()
+	sameAnnotations := true
+	for k, v := range desired.GetAnnotations() {
+		if annotations[k] != v {
+			sameAnnotations = false
+		}
+	}
+	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations &&
+		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
+		return nil
+	}
+	*have = *spec
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for k, v := range desired.GetAnnotations() {
+		annotations[k] = v
+	}
+	existing.SetAnnotations(annotations)
+	existing.SetOwnerReferences(desired.GetOwnerReferences())
+	return d.client.Update(ctx, existing)
+}
+
+// deleteBinding deletes the binding of a template that is gone, whatever
+// its suspension: deletion is never held.
+func (d *Detector) deleteBinding(ctx context.Context, key Key) error {
+	name := names.GenerateBindingName(key.Kind, key.Name)
+	var b client.Object = &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: name}}
+	if key.Namespace == "" {
+		b = &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	return client.IgnoreNotFound(d.client.Delete(ctx, b))
+}
+
+// templateChanged passes template updates that can change a binding: spec
+// (generation), labels, annotations; and every update of kinds without a
+// generation (ConfigMaps, Secrets).
+type templateChanged struct{ predicate.Funcs }
+
+func (templateChanged) Update(e event.UpdateEvent) bool {
+	o, n := e.ObjectOld, e.ObjectNew
+	if n.GetGeneration() == 0 {
+		return o.GetResourceVersion() != n.GetResourceVersion()
+	}
+	return o.GetGeneration() != n.GetGeneration() ||
+		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations())
+}

@@ -1,0 +1,125 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// applyResult says what applying one manifest did.
+type applyResult string
+
+const (
+	applyCreated   applyResult = "created"
+	applyUpdated   applyResult = "updated"
+	applyUnchanged applyResult = "unchanged"
+)
+
+// desiredHash is the hash stamped on member objects: it covers the whole
+// manifest, so it changes exactly when the desired state does.
+func desiredHash(manifest *unstructured.Unstructured) (string, error) {
+	raw, err := json.Marshal(manifest.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// writeDecision is the pure decision for one manifest given what the member
+// holds (nil when absent): write or not, and the error a person reads when
+// the member object belongs to someone else (Karmada's allowUpdate).
+func writeDecision(desired, existing *unstructured.Unstructured, hash, cluster string) (write bool, err error) {
+	if existing == nil {
+		return true, nil
+	}
+	managed := existing.GetLabels()[workkeys.ManagedLabel] == workkeys.ManagedLabelValue
+	if !managed && desired.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation] != workv1alpha2.ResourceConflictResolutionOverwrite {
+		return false, fmt.Errorf("resource(kind=%s, %s/%s) already exists in the cluster %s and the %s strategy value is empty, Karmada will not manage this resource: set spec.conflictResolution: Overwrite on the policy (or the annotation on the template) to take it over",
+			desired.GetKind(), desired.GetNamespace(), desired.GetName(), cluster, workv1alpha2.ResourceConflictResolutionAnnotation)
+	}
+	return existing.GetAnnotations()[workkeys.AppliedHashAnnotation] != hash, nil
+}
+
+// applyManifest makes the member hold manifest, writing only when the
+// desired state differs from what was last applied. It returns the member
+// object as it now is, for status collection.
+func applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, cluster string) (*unstructured.Unstructured, applyResult, error) {
+	desired := manifest.DeepCopy()
+	hash, err := desiredHash(desired)
+	if err != nil {
+		return nil, "", err
+	}
+	existing, err := getMemberObject(ctx, member, desired)
+	if err != nil {
+		return nil, "", err
+	}
+	write, err := writeDecision(desired, existing, hash, cluster)
+	if err != nil || !write {
+		return existing, applyUnchanged, err
+	}
+	annotations := desired.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[workkeys.AppliedHashAnnotation] = hash
+	desired.SetAnnotations(annotations)
+	if err := member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired),
+		client.FieldOwner(policykeys.FieldManager), client.ForceOwnership); err != nil {
+		return nil, "", fmt.Errorf("apply %s %s to cluster %s: %w", desired.GetKind(), key(desired), cluster, err)
+	}
+	if existing == nil {
+		return desired, applyCreated, nil
+	}
+	return desired, applyUpdated, nil
+}
+
+// getMemberObject returns the member's copy of manifest, or nil when absent.
+func getMemberObject(ctx context.Context, member client.Client, manifest *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(manifest.GroupVersionKind())
+	err := member.Get(ctx, client.ObjectKeyFromObject(manifest), existing)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return existing, nil
+}
+
+// deleteManifest removes manifest's object from the member if this Work
+// wrote it; an object the hub does not manage is left alone.
+func deleteManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, workNamespace, workName string) error {
+	existing, err := getMemberObject(ctx, member, manifest)
+	if err != nil || existing == nil {
+		return err
+	}
+	a := existing.GetAnnotations()
+	if existing.GetLabels()[workkeys.ManagedLabel] != workkeys.ManagedLabelValue ||
+		a[workv1alpha2.WorkNameAnnotation] != workName || a[workv1alpha2.WorkNamespaceAnnotation] != workNamespace {
+		return nil
+	}
+	err = member.Delete(ctx, existing, client.PropagationPolicy("Background"))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func key(o client.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}

@@ -1,0 +1,59 @@
+package dispatch
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func obj(labels, annotations map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cfg", "namespace": "shop"}}}
+	u.SetLabels(labels)
+	u.SetAnnotations(annotations)
+	return u
+}
+
+func TestWriteDecision(t *testing.T) {
+	managed := map[string]string{"karmada.io/managed": "true"}
+	abort := map[string]string{"work.karmada.io/conflict-resolution": "abort"}
+	overwrite := map[string]string{"work.karmada.io/conflict-resolution": "overwrite"}
+	stamped := func(h string) map[string]string { return map[string]string{"work.federator.dev/applied-hash": h} }
+	for _, tc := range []struct {
+		name      string
+		desired   *unstructured.Unstructured
+		existing  *unstructured.Unstructured
+		wantWrite bool
+		wantErr   string
+	}{
+		{"absent is created", obj(nil, abort), nil, true, ""},
+		{"managed and same hash is not written", obj(nil, abort), obj(managed, stamped("h1")), false, ""},
+		{"managed and other hash is written", obj(nil, abort), obj(managed, stamped("h0")), true, ""},
+		{"managed without hash is written", obj(nil, abort), obj(managed, nil), true, ""},
+		{"foreign object with abort is refused", obj(nil, abort), obj(nil, nil), false, "already exists in the cluster member1"},
+		{"foreign object with overwrite is taken over", obj(nil, overwrite), obj(nil, nil), true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write, err := writeDecision(tc.desired, tc.existing, "h1", "member1")
+			if write != tc.wantWrite {
+				t.Errorf("write = %v, want %v", write, tc.wantWrite)
+			}
+			if (err != nil) != (tc.wantErr != "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("err = %v, want containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestDesiredHashFollowsContent(t *testing.T) {
+	a, _ := desiredHash(obj(map[string]string{"app": "web"}, nil))
+	b, _ := desiredHash(obj(map[string]string{"app": "web"}, nil))
+	c, _ := desiredHash(obj(map[string]string{"app": "api"}, nil))
+	if a != b {
+		t.Errorf("same content, different hashes %s %s", a, b)
+	}
+	if a == c {
+		t.Errorf("different content, same hash %s", a)
+	}
+}

@@ -1,0 +1,54 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// clusterReconciler gives every registered Cluster its execution namespace
+// (karmada-es-<cluster>) and its own Work controller.
+type clusterReconciler struct {
+	mgr     ctrl.Manager
+	members *Members
+
+	mu      sync.Mutex
+	started map[string]bool
+}
+
+func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.mgr.GetClient().Get(ctx, req.NamespacedName, cluster); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.GenerateExecutionSpaceName(cluster.Name)}}
+	if err := r.mgr.GetClient().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started[cluster.Name] {
+		return ctrl.Result{}, nil
+	}
+	if err := SetupMember(r.mgr, r.members, cluster.Name); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.started[cluster.Name] = true
+	return ctrl.Result{}, nil
+}
+
+// Setup registers the dispatcher: one Work controller per member Cluster,
+// started as Clusters appear.
+func Setup(mgr ctrl.Manager, members *Members) error {
+	r := &clusterReconciler{mgr: mgr, members: members, started: map[string]bool{}}
+	return ctrl.NewControllerManagedBy(mgr).Named("dispatch-clusters").
+		For(&clusterv1alpha1.Cluster{}).
+		Complete(r)
+}

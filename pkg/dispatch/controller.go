@@ -1,0 +1,286 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/karmada-io/karmada/pkg/util/names"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// WorkReconciler dispatches the Works of one member cluster.
+type WorkReconciler struct {
+	Hub      client.Client
+	Members  *Members
+	Recorder record.EventRecorder
+	Cluster  string
+}
+
+// Reconcile reads the Work, decides whether it is held, applies or deletes
+// its manifests in the member, and writes the Work's status if it changed.
+func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	work := &workv1alpha1.Work{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, work); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.delete(ctx, work)
+	}
+	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
+		patch := client.MergeFrom(work.DeepCopy())
+		controllerutil.AddFinalizer(work, workkeys.ExecutionFinalizer)
+		if err := r.Hub.Patch(ctx, work, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	status := work.Status.DeepCopy()
+	dispatching, held := DispatchingCondition(work)
+	if setCondition(status, dispatching) {
+		r.Recorder.Event(work, corev1.EventTypeNormal, EventReasonWorkDispatching, dispatching.Message)
+	}
+
+	var syncErr error
+	member, err := r.Members.Client(ctx, r.Cluster)
+	switch {
+	case err != nil:
+		syncErr = err
+	case held:
+		// Status is still collected while held, so a person sees what the
+		// member runs; an unreachable member keeps the last status.
+		_ = r.collect(ctx, member, work, status)
+	default:
+		syncErr = r.apply(ctx, member, work, status)
+	}
+	if !held || err != nil {
+		r.setApplied(work, status, syncErr)
+	}
+
+	if !equality.Semantic.DeepEqual(status, &work.Status) {
+		work.Status = *status
+		if err := r.Hub.Status().Update(ctx, work); err != nil {
+			return ctrl.Result{}, errors.Join(syncErr, err)
+		}
+	}
+	return ctrl.Result{}, syncErr
+}
+
+func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
+	var errs []error
+	var statuses []workv1alpha1.ManifestStatus
+	for i, m := range work.Spec.Workload.Manifests {
+		manifest, err := decodeManifest(m)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
+			continue
+		}
+		current, _, err := applyManifest(ctx, member, manifest, r.Cluster)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ms, ok := manifestStatus(member, i, current); ok {
+			statuses = append(statuses, ms)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("Failed to apply all manifests (%d/%d): %w",
+			len(work.Spec.Workload.Manifests)-len(errs), len(work.Spec.Workload.Manifests), errors.Join(errs...))
+	}
+	status.ManifestStatuses = statuses
+	return nil
+}
+
+func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
+	var statuses []workv1alpha1.ManifestStatus
+	for i, m := range work.Spec.Workload.Manifests {
+		manifest, err := decodeManifest(m)
+		if err != nil {
+			return err
+		}
+		current, err := getMemberObject(ctx, member, manifest)
+		if err != nil {
+			return err
+		}
+		if ms, ok := manifestStatus(member, i, current); ok {
+			statuses = append(statuses, ms)
+		}
+	}
+	status.ManifestStatuses = statuses
+	return nil
+}
+
+func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, status *workv1alpha1.WorkStatus, syncErr error) {
+	applied := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
+		Reason: ReasonAppliedSuccessful, Message: MessageAppliedSuccessful}
+	if syncErr != nil {
+		applied = metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse,
+			Reason: ReasonAppliedFailed, Message: syncErr.Error()}
+	}
+	if !setCondition(status, applied) {
+		return
+	}
+	if syncErr != nil {
+		r.Recorder.Eventf(work, corev1.EventTypeWarning, EventReasonSyncFailed,
+			"Failed to sync work(%s/%s) to cluster(%s): %v", work.Namespace, work.Name, r.Cluster, syncErr)
+		return
+	}
+	r.Recorder.Eventf(work, corev1.EventTypeNormal, EventReasonSyncSucceed,
+		"Sync work(%s/%s) to cluster(%s) successful.", work.Namespace, work.Name, r.Cluster)
+}
+
+// delete removes the Work's objects from the member, whatever holds the
+// Work: deletion is never blocked by a suspension.
+func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) error {
+	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
+		return nil
+	}
+	cluster := &clusterv1alpha1.Cluster{}
+	err := r.Hub.Get(ctx, client.ObjectKey{Name: r.Cluster}, cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The member left the federation: nothing to reach, nothing to delete.
+	case err != nil:
+		return err
+	case work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion:
+	default:
+		member, err := r.Members.Client(ctx, r.Cluster)
+		if err != nil {
+			return err
+		}
+		for _, m := range work.Spec.Workload.Manifests {
+			manifest, err := decodeManifest(m)
+			if err != nil {
+				return err
+			}
+			if err := deleteManifest(ctx, member, manifest, work.Namespace, work.Name); err != nil {
+				return fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)
+			}
+		}
+	}
+	patch := client.MergeFrom(work.DeepCopy())
+	controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
+	return client.IgnoreNotFound(r.Hub.Patch(ctx, work, patch))
+}
+
+// setCondition sets cond and reports whether it changed what a person reads
+// (status, reason or message).
+func setCondition(status *workv1alpha1.WorkStatus, cond metav1.Condition) bool {
+	if old := meta.FindStatusCondition(status.Conditions, cond.Type); old != nil &&
+		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+		return false
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	return true
+}
+
+func decodeManifest(m workv1alpha1.Manifest) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(m.Raw); err != nil {
+		return nil, fmt.Errorf("decode manifest: %w", err)
+	}
+	return u, nil
+}
+
+func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstructured) (workv1alpha1.ManifestStatus, bool) {
+	if obj == nil {
+		return workv1alpha1.ManifestStatus{}, false
+	}
+	gvk := obj.GroupVersionKind()
+	id := workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if mapping, err := member.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		id.Resource = mapping.Resource.Resource
+	}
+	ms := workv1alpha1.ManifestStatus{Identifier: id}
+	if s, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); found {
+		if raw, err := json.Marshal(s); err == nil {
+			ms.Status = &runtime.RawExtension{Raw: raw}
+		}
+	}
+	return ms, true
+}
+
+// SetupMember starts the Work controller of one member: its own queue,
+// workers and retry backoff, watching only that member's execution
+// namespace. It may be called after the manager has started.
+func SetupMember(mgr ctrl.Manager, members *Members, cluster string) error {
+	ns := names.GenerateExecutionSpaceName(cluster)
+	r := &WorkReconciler{Hub: mgr.GetClient(), Members: members, Cluster: cluster,
+		Recorder: mgr.GetEventRecorderFor("execution-controller")}
+	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("dispatch-"+cluster).
+		For(&workv1alpha1.Work{}, builder.WithPredicates(inNamespace, predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(worksOf(mgr.GetClient(), ns)),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == cluster }),
+				readyChanged{})).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: 4,
+			// A member that comes back is caught up within seconds, not
+			// after client-go's exponential backoff has grown to minutes.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, 10*time.Second),
+		}).
+		Complete(r)
+}
+
+func worksOf(hub client.Client, ns string) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		works := &workv1alpha1.WorkList{}
+		if err := hub.List(ctx, works, client.InNamespace(ns)); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(works.Items))
+		for _, w := range works.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&w)})
+		}
+		return reqs
+	}
+}
+
+// deletionStarted passes the update that sets a deletionTimestamp.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+}
+
+// readyChanged passes a Cluster update whose Ready condition changed, so a
+// member that comes back gets its Works at once.
+type readyChanged struct{ predicate.Funcs }
+
+func (readyChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+	n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) !=
+		meta.IsStatusConditionTrue(n.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}

@@ -1,0 +1,7 @@
+// Package dispatch owns the last step of the data path: a Work on the hub
+// becomes objects in its member cluster. It applies a Work's manifests with
+// server-side apply, or holds them and says why (suspended), deletes them
+// when the Work goes (never blocked by a hold), and collects the member
+// objects' status back into the Work. Every member has its own controller,
+// queue and client, so one slow or unreachable member never delays another.
+package dispatch

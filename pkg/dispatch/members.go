@@ -1,0 +1,80 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// ConfigFunc returns how to reach a registered member cluster (from its
+// Cluster object and credentials Secret on the hub).
+type ConfigFunc func(ctx context.Context, cluster string) (*rest.Config, error)
+
+// ClientOptions bound the requests federator makes to one member.
+type ClientOptions struct {
+	// QPS and Burst for each member's client; high defaults so client-go's
+	// 5/10 never caps throughput.
+	QPS   float32
+	Burst int
+}
+
+// Members hands out one client per member cluster, rebuilt when the
+// member's endpoint or credentials change.
+type Members struct {
+	config  ConfigFunc
+	options ClientOptions
+
+	mu      sync.Mutex
+	clients map[string]memberClient
+}
+
+type memberClient struct {
+	identity string // endpoint + credentials the client was built from
+	client   client.Client
+}
+
+// NewMembers returns a client registry.
+func NewMembers(config ConfigFunc, options ClientOptions) *Members {
+	return &Members{config: config, options: options, clients: map[string]memberClient{}}
+}
+
+// Client returns a client for cluster.
+func (m *Members) Client(ctx context.Context, cluster string) (client.Client, error) {
+	cfg, err := m.config(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	identity := cfg.Host + "\x00" + cfg.BearerToken + "\x00" + string(cfg.CAData) + "\x00" + string(cfg.CertData)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.clients[cluster]; ok && c.identity == identity {
+		return c.client, nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = m.options.QPS, m.options.Burst
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: build HTTP client: %w", cluster, err)
+	}
+	c, err := newMemberClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	m.clients[cluster] = memberClient{identity: identity, client: c}
+	return c, nil
+}
+
+func newMemberClient(cfg *rest.Config, httpClient *http.Client) (client.Client, error) {
+	// The REST mapper discovers lazily, so building a client for a member
+	// that is down succeeds; requests fail until it is back.
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+}

@@ -1,0 +1,114 @@
+// Package hub owns running federator's controllers against a hub: one
+// controller-runtime manager holding the detector, the binding, dispatch,
+// cluster status and namespace sync controllers, and the hub setup they
+// need (CRDs, admission policies).
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/binding"
+	"github.com/federator-dev/federator/pkg/clusterstatus"
+	"github.com/federator-dev/federator/pkg/detector"
+	"github.com/federator-dev/federator/pkg/dispatch"
+	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/pkg/namespacesync"
+)
+
+// Options tune the controllers.
+type Options struct {
+	// HubQPS and HubBurst bound requests to the hub.
+	HubQPS   float32
+	HubBurst int
+	// Member bounds requests to each member.
+	Member dispatch.ClientOptions
+	// Workers per controller.
+	Workers int
+	// ClusterStatusInterval paces member health probes.
+	ClusterStatusInterval time.Duration
+	// MetricsAddr serves Prometheus metrics; "0" disables.
+	MetricsAddr string
+}
+
+// DefaultOptions are high enough that client rate limits are never what
+// limits throughput.
+func DefaultOptions() Options {
+	return Options{HubQPS: 500, HubBurst: 1000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
+		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0"}
+}
+
+// Run installs what the hub needs and runs the controllers until ctx ends.
+// ready, if not nil, is called once the controllers are running.
+func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
+	scheme := policy.NewScheme()
+
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("hub client: %w", err)
+	}
+	if err := Install(ctx, direct); err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: "0",
+		// Templates of any kind are read from the informer cache too.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+	})
+	if err != nil {
+		return fmt.Errorf("controller manager: %w", err)
+	}
+	hubReader := mgr.GetClient()
+	memberConfig := func(ctx context.Context, name string) (*rest.Config, error) {
+		cluster := &clusterv1alpha1.Cluster{}
+		if err := hubReader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
+		return membership.Config(ctx, hubReader, cluster)
+	}
+	members := dispatch.NewMembers(memberConfig, o.Member)
+
+	if _, err := detector.Setup(mgr, o.Workers); err != nil {
+		return err
+	}
+	if err := binding.Setup(mgr, o.Workers); err != nil {
+		return err
+	}
+	if err := dispatch.Setup(mgr, members); err != nil {
+		return err
+	}
+	if err := clusterstatus.Setup(mgr, memberConfig, o.ClusterStatusInterval); err != nil {
+		return err
+	}
+	if err := namespacesync.Setup(mgr); err != nil {
+		return err
+	}
+	if ready != nil {
+		if err := mgr.Add(runnable(func(ctx context.Context) error {
+			if mgr.GetCache().WaitForCacheSync(ctx) {
+				ready()
+			}
+			return nil
+		})); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+type runnable func(context.Context) error
+
+func (r runnable) Start(ctx context.Context) error { return r(ctx) }

@@ -1,0 +1,5 @@
+package placement
+
+// EventReasonUnknownCluster is the Event reason when a policy names a
+// cluster that is not registered.
+const EventReasonUnknownCluster = "UnknownCluster"

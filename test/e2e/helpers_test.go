@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var ctx = context.Background()
+
+// apply server-side applies YAML documents to the hub, as `kubectl apply
+// --server-side` would, and returns the first error.
+func apply(yaml string, args ...any) error {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(fmt.Sprintf(yaml, args...))), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if err := hubClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+			client.FieldOwner("e2e"), client.ForceOwnership); err != nil {
+			return err
+		}
+	}
+}
+
+func mustApply(yaml string, args ...any) {
+	GinkgoHelper()
+	Expect(apply(yaml, args...)).To(Succeed())
+}
+
+// namespace creates a hub namespace (propagated to every member) and waits
+// until every member has it.
+func namespace(name string) {
+	mustApply(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": %q}}`, name)
+	for m, c := range members {
+		Eventually(func() error {
+			return c.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
+		}).Should(Succeed(), "namespace %s in %s", name, m)
+	}
+}
+
+func deployment(ns, name, image string) {
+	mustApply(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[2]s, namespace: %[1]s, labels: {app: %[2]s}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s}}
+    spec: {containers: [{name: app, image: %[3]q}]}
+`, ns, name, image)
+}
+
+// memberImage is the image of a Deployment in a member, "" when absent.
+func memberImage(member, ns, name string) string {
+	d := &appsv1.Deployment{}
+	if err := members[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ""
+		}
+		return "error: " + err.Error()
+	}
+	return d.Spec.Template.Spec.Containers[0].Image
+}
+
+// workImage is the image a cluster's Work for a Deployment carries: what
+// the hub wants there, dispatched or not.
+func workImage(member, ns, name string) string {
+	w := &workv1alpha1.Work{}
+	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
+	if err := hubClient.Get(ctx, key, w); err != nil || len(w.Spec.Workload.Manifests) == 0 {
+		return ""
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
+		return ""
+	}
+	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(containers) == 0 {
+		return ""
+	}
+	image, _ := containers[0].(map[string]any)["image"].(string)
+	return image
+}
+
+// dispatching is the Dispatching condition of a cluster's Work.
+func dispatching(member, kind, ns, name string) *metav1.Condition {
+	w := &workv1alpha1.Work{}
+	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName(kind, name, ns)}
+	if err := hubClient.Get(ctx, key, w); err != nil {
+		return nil
+	}
+	for i := range w.Status.Conditions {
+		if w.Status.Conditions[i].Type == workv1alpha1.WorkDispatching {
+			return &w.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// imagesEverywhere is each member's image of a Deployment.
+func imagesEverywhere(ns, name string) map[string]string {
+	out := map[string]string{}
+	for m := range members {
+		out[m] = memberImage(m, ns, name)
+	}
+	return out
+}
+
+// setImage changes a hub Deployment's image, as `kubectl set image` does.
+func setImage(ns, name, image string) {
+	GinkgoHelper()
+	d := &appsv1.Deployment{}
+	Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Template.Spec.Containers[0].Image = image
+	Expect(hubClient.Patch(ctx, d, patch)).To(Succeed())
+}
+
+// patchPolicy merge-patches a PropagationPolicy, as `kubectl patch --type merge`.
+func patchPolicy(ns, name, mergePatch string) {
+	GinkgoHelper()
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.MergePatchType, []byte(mergePatch)))).To(Succeed())
+}
