@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,7 +57,7 @@ DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
 	f := cmd.Flags()
 	f.IntVar(&members, "members", 3, "number of member clusters (member1..N)")
 	f.StringVar(&dir, "dir", ".fleet", "directory for hub.kubeconfig, member1.kubeconfig, ... and federator.log")
-	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager (default $KUBEBUILDER_ASSETS, else ./bin; `make binaries` builds them)")
+	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager (default $KUBEBUILDER_ASSETS, else ./bin; 'make binaries' builds them)")
 	f.BoolVar(&sample, "sample", false, "apply a sample staged rollout (namespace demo, Deployment web) once ready")
 	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager (namespace and garbage-collector controllers) in every cluster")
 	addHubFlags(f, &o)
@@ -142,19 +143,25 @@ func printReady(out io.Writer, f *fleet.Fleet, sample bool) {
 	if !sample {
 		return
 	}
-	hubKC := f.Hub.KubeconfigPath
+	var memberNames []string
+	for _, m := range f.Members {
+		memberNames = append(memberNames, m.Name)
+	}
+	// Every command is printed to be pasted into a shell as is: arguments
+	// holding ( ) [ ] ? or " are single-quoted.
 	fmt.Fprintf(out, `
-A staged rollout is applied: Deployment demo/web goes to member1; member2 and member3 are suspended.
+A staged rollout is applied: Deployment demo/web goes to member1; the sample policy
+suspends member2 and member3, so they do not get it.
 Watch it, cluster by cluster:
-  for m in member1 member2 member3; do echo "$m: $(kubectl --kubeconfig %[1]s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
-  kubectl --kubeconfig %[2]s get works -A -o custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type==\"Dispatching\")].reason
+  for m in %[3]s; do echo "$m: $(kubectl --kubeconfig %[1]s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
+  kubectl --kubeconfig %[2]s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
 Roll a new image to member1 only:
   kubectl --kubeconfig %[2]s -n demo set image deploy/web web=nginx:1.27
 Release member2 (member3 stays on the old version):
   kubectl --kubeconfig %[2]s -n demo patch pp web --type merge -p '{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":["member3"]}}}}'
 Release everyone:
   kubectl --kubeconfig %[2]s -n demo patch pp web --type json -p '[{"op":"remove","path":"/spec/suspension"}]'
-`, dir, hubKC)
+`, dir, f.Hub.KubeconfigPath, strings.Join(memberNames, " "))
 }
 
 // applyYAML server-side applies every object in a multi-document YAML.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
@@ -108,13 +110,22 @@ func workImage(member, ns, name string) string {
 
 // dispatching is the Dispatching condition of a cluster's Work.
 func dispatching(member, kind, ns, name string) *metav1.Condition {
+	return workCondition(member, kind, ns, name, workv1alpha1.WorkDispatching)
+}
+
+// applied is the Applied condition of a cluster's Work.
+func applied(member, kind, ns, name string) *metav1.Condition {
+	return workCondition(member, kind, ns, name, workv1alpha1.WorkApplied)
+}
+
+func workCondition(member, kind, ns, name, conditionType string) *metav1.Condition {
 	w := &workv1alpha1.Work{}
 	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName(kind, name, ns)}
 	if err := hubClient.Get(ctx, key, w); err != nil {
 		return nil
 	}
 	for i := range w.Status.Conditions {
-		if w.Status.Conditions[i].Type == workv1alpha1.WorkDispatching {
+		if w.Status.Conditions[i].Type == conditionType {
 			return &w.Status.Conditions[i]
 		}
 	}
@@ -145,4 +156,73 @@ func patchPolicy(ns, name, mergePatch string) {
 	GinkgoHelper()
 	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.MergePatchType, []byte(mergePatch)))).To(Succeed())
+}
+
+// propagationPolicy applies a PropagationPolicy selecting one Deployment for
+// member1..member3, with extra spec lines (YAML at two-space indent).
+func propagationPolicy(ns, name, extraSpec string) {
+	GinkgoHelper()
+	mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+%[3]s`, ns, name, extraSpec)
+}
+
+// everywhere is a member → value map with the same value for every member.
+func everywhere(v string) map[string]string {
+	out := map[string]string{}
+	for m := range members {
+		out[m] = v
+	}
+	return out
+}
+
+// imageRecorder watches one Deployment in one member and records every
+// image it ever had, so a test can say a version never reached a member.
+type imageRecorder struct {
+	mu     sync.Mutex
+	images []string
+	stop   context.CancelFunc
+}
+
+func recordImages(member, ns, name string) *imageRecorder {
+	GinkgoHelper()
+	r := &imageRecorder{}
+	wctx, cancel := context.WithCancel(ctx)
+	r.stop = cancel
+	w, err := memberCS[member].AppsV1().Deployments(ns).Watch(wctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + name})
+	Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok {
+				r.mu.Lock()
+				r.images = append(r.images, d.Spec.Template.Spec.Containers[0].Image)
+				r.mu.Unlock()
+			}
+		}
+	}()
+	DeferCleanup(cancel)
+	return r
+}
+
+func (r *imageRecorder) seen() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.images)
+}
+
+// memberResourceVersion is a member object's resourceVersion: it changes on
+// every write, so an unchanged one proves nothing was written.
+func memberResourceVersion(member string, obj client.Object) string {
+	if err := members[member].Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return "error: " + err.Error()
+	}
+	return obj.GetResourceVersion()
 }

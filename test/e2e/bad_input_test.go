@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+)
+
+var _ = Describe("bad input", func() {
+	It("refuses suspension.dispatching together with dispatchingOnClusters, and no member changes", func() {
+		const ns, name = "bad-suspension", "web"
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		versions := map[string]string{}
+		for m := range members {
+			versions[m] = memberResourceVersion(m, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		}
+
+		err := apply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+  suspension:
+    dispatching: true
+    dispatchingOnClusters: {clusterNames: [member2]}
+`, ns, name)
+		Expect(err).To(MatchError(ContainSubstring("spec.suspension: Invalid value: suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames")))
+
+		pp := &policyv1alpha1.PropagationPolicy{}
+		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp)).To(Succeed())
+		Expect(pp.Spec.Suspension).To(BeNil(), "the refused change is not stored")
+		Consistently(func() map[string]string {
+			now := map[string]string{}
+			for m := range members {
+				now[m] = memberResourceVersion(m, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+			}
+			return now
+		}, "2s").Should(Equal(versions), "no member object is written")
+		setImage(ns, name, "nginx:1.27")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.27")),
+			"the policy still works as it was")
+	})
+
+	It("reports a clusterNames entry naming no known cluster on the policy", func() {
+		const ns, name = "unknown-cluster", "web"
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member9]}
+`, ns, name)
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
+		Eventually(func() []string {
+			events := &corev1.EventList{}
+			Expect(hubClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			var found []string
+			for _, e := range events.Items {
+				if e.InvolvedObject.Kind == "PropagationPolicy" && e.InvolvedObject.Name == name {
+					found = append(found, e.Reason+": "+e.Message)
+				}
+			}
+			return found
+		}).Should(ContainElement(And(HavePrefix("UnknownCluster: "), ContainSubstring("member9"))))
+		Expect(memberImage("member2", ns, name)).To(BeEmpty())
+	})
+})

@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("deleting a template while suspended", func() {
+	const ns, name = "deletion", "web"
+
+	It("removes it from every member: deletion is never held", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "  suspension: {dispatchingOnClusters: {clusterNames: [member2]}}\n")
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
+		Eventually(func() string { return memberImage("member3", ns, name) }).Should(Equal("nginx:1.25"))
+
+		By("suspending every cluster, then deleting the template on the hub")
+		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatching": true, "dispatchingOnClusters": null}}}`)
+		for m := range members {
+			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, name) }).Should(And(
+				Not(BeNil()), HaveField("Reason", "SuspendDispatching")), m)
+		}
+		Expect(hubClient.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("")))
+		Eventually(func() bool {
+			err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.GenerateBindingName("Deployment", name)},
+				&workv1alpha2.ResourceBinding{})
+			return apierrors.IsNotFound(err)
+		}).Should(BeTrue(), "the binding goes with its template")
+		for m := range members {
+			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, name) }).Should(BeNil(), "Work for %s", m)
+		}
+	})
+})

@@ -1,0 +1,57 @@
+package e2e
+
+import (
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("a member outage", func() {
+	const ns, name = "outage", "web"
+
+	clusterReady := func(member string) *metav1.Condition {
+		c := &clusterv1alpha1.Cluster{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Name: member}, c); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	}
+
+	It("does not delay the other members, and the member catches up when it is back", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		Expect(clusterReady("member2")).To(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue)))
+
+		By("stopping member2's API server")
+		member2 := theFleet.Member("member2")
+		Expect(member2.StopAPIServer()).To(Succeed())
+		restarted := false
+		DeferCleanup(func() {
+			if !restarted {
+				Expect(member2.StartAPIServer()).To(Succeed())
+			}
+		})
+		Eventually(func() *metav1.Condition { return clusterReady("member2") }).Should(And(
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "ClusterNotReachable")))
+
+		By("updating the template: member1 and member3 get it promptly")
+		setImage(ns, name, "nginx:1.27")
+		Eventually(func() string { return memberImage("member1", ns, name) }, "20s").Should(Equal("nginx:1.27"))
+		Eventually(func() string { return memberImage("member3", ns, name) }, "20s").Should(Equal("nginx:1.27"))
+		Eventually(func() *metav1.Condition { return applied("member2", "Deployment", ns, name) }).Should(And(
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "AppliedFailed")))
+
+		By("starting member2 again: it catches up")
+		Expect(member2.StartAPIServer()).To(Succeed())
+		restarted = true
+		Eventually(func() *metav1.Condition { return clusterReady("member2") }).Should(HaveField("Status", metav1.ConditionTrue))
+		Eventually(func() string { return memberImage("member2", ns, name) }, "30s").Should(Equal("nginx:1.27"))
+		Eventually(func() *metav1.Condition { return applied("member2", "Deployment", ns, name) }).Should(
+			HaveField("Status", metav1.ConditionTrue))
+	})
+})

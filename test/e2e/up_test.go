@@ -1,0 +1,275 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/apis/policy"
+)
+
+// The newcomer's path: `federator up --sample` from the README, the commands
+// it prints, and Ctrl-C (SIGTERM here) leaving nothing behind. It runs the
+// real binary as a subprocess beside the suite's own fleet.
+var _ = Describe("federator up", Ordered, func() {
+	var federator, repoBin string
+
+	BeforeAll(func() {
+		root, err := filepath.Abs("../..")
+		Expect(err).NotTo(HaveOccurred())
+		repoBin = filepath.Join(root, "bin")
+		federator, err = gexec.Build("github.com/federator-dev/federator/cmd/federator")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(gexec.CleanupBuildArtifacts)
+	})
+
+	It("starts a fleet with the sample rollout, prints how to watch it, and stops every process on SIGTERM", func() {
+		dir := GinkgoT().TempDir()
+		session, err := gexec.Start(exec.Command(federator, "up", "--members", "2", "--dir", dir, "--sample", "--bin-dir", repoBin),
+			GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		var children []fleetProcess
+		DeferCleanup(func() { stopUpSession(session, children) })
+
+		By("waiting for the ready line and the help that follows it")
+		Eventually(func() string {
+			out := string(session.Out.Contents())
+			if !strings.Contains(out, "set image") && session.ExitCode() != -1 {
+				StopTrying(fmt.Sprintf("federator up exited with code %d before it was ready", session.ExitCode())).Now()
+			}
+			return out
+		}, 3*time.Minute, time.Second).Should(And(
+			MatchRegexp(`(?m)^federator: ready: hub and 2 members; kubeconfigs in %s `, regexp.QuoteMeta(dir)),
+			MatchRegexp(`(?m)^  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1\.27$`,
+				regexp.QuoteMeta(filepath.Join(dir, "hub.kubeconfig"))),
+			ContainSubstring("patch pp web"),
+			MatchRegexp(`(?m)^  for m in member1 member2; do `)))
+		// Recorded now, while all is up, so that the cleanup can reach them
+		// even if a later step fails.
+		children = descendantProcesses(session.Command.Process.Pid)
+
+		By("printing commands a shell accepts as they are")
+		for _, line := range strings.Split(string(session.Out.Contents()), "\n") {
+			if !strings.HasPrefix(line, "  ") {
+				continue
+			}
+			syntax, err := exec.Command("bash", "-n", "-c", line).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "printed command %q: %s", line, syntax)
+		}
+
+		By("writing a kubeconfig for the hub and each member, and none for a third member")
+		hubClient := upClient(filepath.Join(dir, "hub.kubeconfig"))
+		member1 := upClient(filepath.Join(dir, "member1.kubeconfig"))
+		member2 := upClient(filepath.Join(dir, "member2.kubeconfig"))
+		Expect(filepath.Join(dir, "member3.kubeconfig")).NotTo(BeAnExistingFile())
+
+		By("registering member1 and member2 as Ready Clusters reporting their Kubernetes version")
+		Eventually(func(g Gomega) {
+			clusters := &clusterv1alpha1.ClusterList{}
+			g.Expect(hubClient.List(ctx, clusters)).To(Succeed())
+			g.Expect(clusters.Items).To(ConsistOf(
+				clusterReadyWithVersion("member1", "v1.34.1"),
+				clusterReadyWithVersion("member2", "v1.34.1")))
+		}, 2*time.Minute).Should(Succeed())
+
+		By("dispatching the sample Deployment to member1")
+		Eventually(func(g Gomega) string {
+			d := &appsv1.Deployment{}
+			g.Expect(member1.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, d)).To(Succeed())
+			return d.Spec.Template.Spec.Containers[0].Image
+		}, 2*time.Minute).Should(Equal("nginx:1.25"))
+
+		By("holding it from member2, which the sample policy suspends, and saying why")
+		Eventually(func() *metav1.Condition {
+			w := &workv1alpha1.Work{}
+			key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName("member2"), Name: names.GenerateWorkName("Deployment", "web", "demo")}
+			if err := hubClient.Get(ctx, key, w); err != nil {
+				return nil
+			}
+			return meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkDispatching)
+		}, 2*time.Minute).Should(And(Not(BeNil()),
+			HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", "SuspendDispatching"),
+			HaveField("Message", "Work dispatching is in a suspended state.")))
+		// member2 is reachable and receives what is not suspended (its
+		// namespace), so the Deployment's absence is the suspension's doing.
+		Eventually(func() error {
+			return member2.Get(ctx, client.ObjectKey{Name: "demo"}, &corev1.Namespace{})
+		}, time.Minute).Should(Succeed())
+		Consistently(func() error {
+			return member2.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, &appsv1.Deployment{})
+		}, "5s", "500ms").Should(Satisfy(apierrors.IsNotFound))
+
+		By("running kube-apiserver, etcd and kube-controller-manager as federator's children, one per cluster")
+		var comms []string
+		for _, p := range children {
+			comms = append(comms, p.comm)
+		}
+		// /proc/PID/comm keeps 15 characters: kube-controller-manager reads
+		// "kube-controller".
+		for _, comm := range []string{"kube-apiserver", "etcd", "kube-controller"} {
+			Expect(countOf(comms, comm)).To(Equal(3), "%s processes among %v (hub, member1, member2)", comm, comms)
+		}
+
+		By("stopping on SIGTERM: exit 0, every child gone, kubeconfigs removed")
+		session.Terminate()
+		Eventually(session, time.Minute).Should(gexec.Exit(0))
+		Expect(string(session.Out.Contents())).To(ContainSubstring("federator: fleet stopped"))
+		for _, p := range children {
+			Eventually(p.alive, "5s").Should(BeFalse(), "%s (pid %d) after federator exited", p.comm, p.pid)
+		}
+		for _, name := range []string{"hub", "member1", "member2"} {
+			Expect(filepath.Join(dir, name+".kubeconfig")).NotTo(BeAnExistingFile())
+		}
+	})
+
+	It("refuses a fleet without members, naming the flag, and starts nothing", func() {
+		for _, n := range []string{"0", "-1"} {
+			dir := filepath.Join(GinkgoT().TempDir(), "fleet")
+			session, err := gexec.Start(exec.Command(federator, "up", "--members", n, "--dir", dir, "--bin-dir", repoBin),
+				GinkgoWriter, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(session, 30*time.Second).Should(gexec.Exit())
+			Expect(session.ExitCode()).NotTo(Equal(0), "--members %s", n)
+			Expect(string(session.Err.Contents())).To(ContainSubstring("--members"))
+			Expect(dir).NotTo(BeADirectory(), "--members %s", n)
+		}
+	})
+})
+
+func upClient(kubeconfig string) client.Client {
+	GinkgoHelper()
+	Expect(kubeconfig).To(BeAnExistingFile())
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	c, err := client.New(cfg, client.Options{Scheme: policy.NewScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+func clusterReadyWithVersion(name, version string) OmegaMatcher {
+	return And(
+		HaveField("ObjectMeta.Name", name),
+		HaveField("Status.KubernetesVersion", version),
+		WithTransform(func(c clusterv1alpha1.Cluster) bool {
+			return meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		}, BeTrue()))
+}
+
+func countOf(items []string, item string) int {
+	n := 0
+	for _, i := range items {
+		if i == item {
+			n++
+		}
+	}
+	return n
+}
+
+// fleetProcess identifies a process beyond its pid: a pid can be reused,
+// its start time (in clock ticks since boot) tells the reuse apart.
+type fleetProcess struct {
+	pid   int
+	comm  string
+	start string
+}
+
+func (p fleetProcess) alive() bool {
+	_, start, ok := readProcStat(p.pid)
+	return ok && start == p.start
+}
+
+// readProcStat reads a process's parent pid and start time from
+// /proc/PID/stat.
+func readProcStat(pid int) (ppid int, start string, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, "", false
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// fields[0] is stat field 3 (state); ppid is field 4, starttime field 22.
+	if len(fields) < 20 {
+		return 0, "", false
+	}
+	ppid, err = strconv.Atoi(fields[1])
+	if err != nil {
+		return 0, "", false
+	}
+	return ppid, fields[19], true
+}
+
+// descendantProcesses are root's children, their children, and so on.
+func descendantProcesses(root int) []fleetProcess {
+	GinkgoHelper()
+	entries, err := os.ReadDir("/proc")
+	Expect(err).NotTo(HaveOccurred())
+	children := map[int][]int{}
+	starts := map[int]string{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, start, ok := readProcStat(pid); ok {
+			children[ppid] = append(children[ppid], pid)
+			starts[pid] = start
+		}
+	}
+	var out []fleetProcess
+	queue := append([]int(nil), children[root]...)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		out = append(out, fleetProcess{pid: pid, comm: strings.TrimSpace(string(comm)), start: starts[pid]})
+		queue = append(queue, children[pid]...)
+	}
+	return out
+}
+
+// stopUpSession is the safety net when a spec fails midway: federator gets
+// the same SIGTERM a user sends; only if it does not stop are the processes
+// it started killed, so none outlives the suite.
+func stopUpSession(session *gexec.Session, children []fleetProcess) {
+	if session.ExitCode() == -1 {
+		session.Terminate()
+		select {
+		case <-session.Exited:
+		case <-time.After(90 * time.Second):
+		}
+	}
+	if session.ExitCode() == -1 {
+		children = append(children, descendantProcesses(session.Command.Process.Pid)...)
+		session.Kill().Wait(10 * time.Second)
+	}
+	for _, p := range children {
+		if p.alive() {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+}
