@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -23,6 +20,7 @@ import (
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
 	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
 func newUpCommand() *cobra.Command {
@@ -116,7 +114,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	go func() {
 		runErr <- hub.Run(runCtx, f.Hub.Config, o.hub, func() {
 			if o.sample {
-				if err := applyYAML(runCtx, hubClient, samples.Rollout); err != nil {
+				if err := yamldocs.Apply(runCtx, hubClient, samples.Rollout, client.FieldOwner("federator-sample")); err != nil {
 					readyErr <- fmt.Errorf("apply the sample rollout: %w", err)
 					return
 				}
@@ -162,23 +160,4 @@ Release member2 (member3 stays on the old version):
 Release everyone:
   kubectl --kubeconfig %[2]s -n demo patch pp web --type json -p '[{"op":"remove","path":"/spec/suspension"}]'
 `, dir, f.Hub.KubeconfigPath, strings.Join(memberNames, " "))
-}
-
-// applyYAML server-side applies every object in a multi-document YAML.
-func applyYAML(ctx context.Context, c client.Client, data []byte) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("federator-sample")); err != nil {
-			return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
-		}
-	}
 }

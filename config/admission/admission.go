@@ -4,42 +4,22 @@
 package admission
 
 import (
-	"bytes"
-	"embed"
+	_ "embed"
 	"fmt"
-	"io"
-	"io/fs"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
-//go:embed *.yaml
-var files embed.FS
+//go:embed suspension.yaml
+var suspension []byte
 
 // Objects returns the admission objects to apply on the hub.
 func Objects() ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := files.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return fmt.Errorf("config/admission/%s: %w", path, err)
-			}
-			if len(u.Object) > 0 {
-				out = append(out, u)
-			}
-		}
-	})
-	return out, err
+	objs, err := yamldocs.Decode(suspension)
+	if err != nil {
+		return nil, fmt.Errorf("config/admission/suspension.yaml: %w", err)
+	}
+	return objs, nil
 }

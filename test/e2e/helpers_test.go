@@ -1,16 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,8 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
 var ctx = context.Background()
@@ -28,22 +27,7 @@ var ctx = context.Background()
 // apply server-side applies YAML documents to the hub, as `kubectl apply
 // --server-side` would, and returns the first error.
 func apply(yaml string, args ...any) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(fmt.Sprintf(yaml, args...))), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := hubClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-			client.FieldOwner("e2e"), client.ForceOwnership); err != nil {
-			return err
-		}
-	}
+	return yamldocs.Apply(ctx, hubClient, []byte(fmt.Sprintf(yaml, args...)), client.FieldOwner("e2e"), client.ForceOwnership)
 }
 
 func mustApply(yaml string, args ...any) {
