@@ -31,6 +31,7 @@ import (
 	"github.com/karmada-io/karmada/pkg/util/names"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/pkg/metrics"
 )
 
 // WorkReconciler dispatches the Works of one member cluster.
@@ -99,11 +100,13 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
 			continue
 		}
-		current, _, err := applyManifest(ctx, member, manifest, r.Cluster)
+		current, result, err := applyManifest(ctx, member, manifest, r.Cluster)
 		if err != nil {
+			metrics.ManifestWrites.WithLabelValues(r.Cluster, "error").Inc()
 			errs = append(errs, err)
 			continue
 		}
+		metrics.ManifestWrites.WithLabelValues(r.Cluster, string(result)).Inc()
 		if ms, ok := manifestStatus(member, i, current); ok {
 			statuses = append(statuses, ms)
 		}

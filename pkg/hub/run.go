@@ -21,6 +21,7 @@ import (
 	"github.com/federator-dev/federator/pkg/detector"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/pkg/metrics"
 	"github.com/federator-dev/federator/pkg/namespacesync"
 )
 
@@ -81,6 +82,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	}
 	members := dispatch.NewMembers(memberConfig, o.Member)
 
+	if err := metrics.Register(mgr.GetCache()); err != nil {
+		return err
+	}
 	if _, err := detector.Setup(mgr, o.Workers); err != nil {
 		return err
 	}

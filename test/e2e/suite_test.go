@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,17 @@ var (
 	stopHub   context.CancelFunc
 	hubDone   chan error
 	binDir    string
+	// metricsAddr serves the controllers' Prometheus metrics.
+	metricsAddr string
 )
+
+func freeAddress() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
+}
 
 const memberCount = 3
 
@@ -86,6 +97,8 @@ var _ = BeforeSuite(func() {
 	ready := make(chan struct{})
 	o := hub.DefaultOptions()
 	o.ClusterStatusInterval = time.Second
+	metricsAddr = freeAddress()
+	o.MetricsAddr = metricsAddr
 	go func() { hubDone <- hub.Run(ctx, theFleet.Hub.Config, o, func() { close(ready) }) }()
 	Eventually(ready).Should(BeClosed())
 })
