@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,10 +130,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if syncErr != nil {
 		r.Recorder.Event(b.obj, corev1.EventTypeWarning, EventReasonSyncWorkFailed, syncErr.Error())
 	}
-	if err := r.aggregate(ctx, b, status, result); err != nil {
+	current, err := r.aggregate(ctx, b, status, result)
+	if err != nil {
 		return ctrl.Result{}, errors.Join(syncErr, err)
 	}
-	return ctrl.Result{}, errors.Join(syncErr, r.writeStatus(ctx, b, status))
+	if err := r.writeStatus(ctx, b, status); err != nil {
+		return ctrl.Result{}, errors.Join(syncErr, err)
+	}
+	return ctrl.Result{}, errors.Join(syncErr, r.writeTemplateStatus(ctx, template, status.AggregatedStatus, current))
+}
+
+// writeTemplateStatus reflects the members' status into a Deployment
+// template on the hub, as Karmada does, writing only when it changed.
+func (r *Reconciler) writeTemplateStatus(ctx context.Context, template *unstructured.Unstructured,
+	items []workv1alpha2.AggregatedStatusItem, current map[string]bool) error {
+	if gvk := template.GroupVersionKind(); gvk.Group != "apps" || gvk.Kind != "Deployment" {
+		return nil
+	}
+	var old appsv1.DeploymentStatus
+	if s, found, _ := unstructured.NestedMap(template.Object, "status"); found {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(s, &old); err != nil {
+			return err
+		}
+	}
+	next := DeploymentStatus(items, current, template.GetGeneration(), old)
+	if next.Replicas == old.Replicas && next.ReadyReplicas == old.ReadyReplicas && next.UpdatedReplicas == old.UpdatedReplicas &&
+		next.AvailableReplicas == old.AvailableReplicas && next.UnavailableReplicas == old.UnavailableReplicas &&
+		next.ObservedGeneration == old.ObservedGeneration {
+		return nil
+	}
+	patch := client.MergeFrom(template.DeepCopy())
+	for field, v := range map[string]int64{
+		"replicas": int64(next.Replicas), "readyReplicas": int64(next.ReadyReplicas),
+		"updatedReplicas": int64(next.UpdatedReplicas), "availableReplicas": int64(next.AvailableReplicas),
+		"unavailableReplicas": int64(next.UnavailableReplicas), "observedGeneration": next.ObservedGeneration,
+	} {
+		if err := unstructured.SetNestedField(template.Object, v, "status", field); err != nil {
+			return err
+		}
+	}
+	return r.Client.Status().Patch(ctx, template, patch)
 }
 
 // ensureIdentity adds the finalizer and the permanent-id label Karmada's
@@ -267,6 +305,11 @@ func workUpToDate(work *workv1alpha1.Work, spec workv1alpha1.WorkSpec, annotatio
 		return false
 	}
 	for i := range spec.Workload.Manifests {
+		// Both sides are JSON with sorted keys, so the steady state is an
+		// exact byte match; decoding is the fallback for a re-encoding.
+		if bytes.Equal(work.Spec.Workload.Manifests[i].Raw, spec.Workload.Manifests[i].Raw) {
+			continue
+		}
 		var have, want any
 		if json.Unmarshal(work.Spec.Workload.Manifests[i].Raw, &have) != nil ||
 			json.Unmarshal(spec.Workload.Manifests[i].Raw, &want) != nil ||
@@ -289,7 +332,9 @@ func (r *Reconciler) works(ctx context.Context, b view) ([]workv1alpha1.Work, er
 
 // aggregate writes the Works' state into the binding's status as Karmada
 // does: one aggregatedStatus item per target, and FullyApplied.
-func (r *Reconciler) aggregate(ctx context.Context, b view, status *workv1alpha2.ResourceBindingStatus, result placement.Result) error {
+// It returns the clusters that run the latest template: their Work is
+// dispatched and applied at its current generation.
+func (r *Reconciler) aggregate(ctx context.Context, b view, status *workv1alpha2.ResourceBindingStatus, result placement.Result) (map[string]bool, error) {
 	scheduled := metav1.Condition{Type: ConditionScheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
 	if len(result.Targets) == 0 {
@@ -300,7 +345,7 @@ func (r *Reconciler) aggregate(ctx context.Context, b view, status *workv1alpha2
 
 	works, err := r.works(ctx, b)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byCluster := map[string]*workv1alpha1.Work{}
 	for i := range works {
@@ -309,6 +354,7 @@ func (r *Reconciler) aggregate(ctx context.Context, b view, status *workv1alpha2
 		}
 	}
 	var items []workv1alpha2.AggregatedStatusItem
+	current := map[string]bool{}
 	allApplied := len(b.spec.Clusters) > 0
 	for _, target := range b.spec.Clusters {
 		item := workv1alpha2.AggregatedStatusItem{ClusterName: target.Name}
@@ -318,6 +364,8 @@ func (r *Reconciler) aggregate(ctx context.Context, b view, status *workv1alpha2
 				if !item.Applied {
 					item.AppliedMessage = c.Message
 				}
+				current[target.Name] = item.Applied && c.ObservedGeneration == w.Generation &&
+					meta.IsStatusConditionTrue(w.Status.Conditions, workv1alpha1.WorkDispatching)
 			}
 			if len(w.Status.ManifestStatuses) > 0 {
 				item.Status = w.Status.ManifestStatuses[0].Status
@@ -344,7 +392,7 @@ func (r *Reconciler) aggregate(ctx context.Context, b view, status *workv1alpha2
 			Message: "Failed to apply all works, see status.aggregatedStatus for details"}
 	}
 	setBindingCondition(status, full)
-	return nil
+	return current, nil
 }
 
 func setBindingCondition(status *workv1alpha2.ResourceBindingStatus, cond metav1.Condition) bool {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,6 +41,8 @@ type WorkReconciler struct {
 	Members  *Members
 	Recorder record.EventRecorder
 	Cluster  string
+	// watch, when set, makes the member's objects of a kind watched.
+	watch *memberWatch
 }
 
 // Reconcile reads the Work, decides whether it is held, applies or deletes
@@ -62,6 +65,7 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 
 	status := work.Status.DeepCopy()
 	dispatching, held := DispatchingCondition(work)
+	dispatching.ObservedGeneration = work.Generation
 	if setCondition(status, dispatching) {
 		r.Recorder.Event(work, corev1.EventTypeNormal, EventReasonWorkDispatching, dispatching.Message)
 	}
@@ -100,6 +104,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
 			continue
 		}
+		r.ensureWatch(ctx, manifest)
 		current, result, err := applyManifest(ctx, member, manifest, r.Cluster)
 		if err != nil {
 			metrics.ManifestWrites.WithLabelValues(r.Cluster, "error").Inc()
@@ -126,6 +131,7 @@ func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work
 		if err != nil {
 			return err
 		}
+		r.ensureWatch(ctx, manifest)
 		current, err := getMemberObject(ctx, member, manifest)
 		if err != nil {
 			return err
@@ -138,12 +144,24 @@ func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work
 	return nil
 }
 
+// ensureWatch starts watching the manifest's kind in the member. A failure
+// only costs freshness (status is still read on every reconcile), so it is
+// logged, not returned.
+func (r *WorkReconciler) ensureWatch(ctx context.Context, manifest *unstructured.Unstructured) {
+	if r.watch == nil {
+		return
+	}
+	if err := r.watch.ensure(ctx, manifest.GroupVersionKind()); err != nil {
+		ctrl.LoggerFrom(ctx).Info("member watch not started; status is read on reconcile only", "error", err.Error())
+	}
+}
+
 func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, status *workv1alpha1.WorkStatus, syncErr error) {
 	applied := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
-		Reason: ReasonAppliedSuccessful, Message: MessageAppliedSuccessful}
+		Reason: ReasonAppliedSuccessful, Message: MessageAppliedSuccessful, ObservedGeneration: work.Generation}
 	if syncErr != nil {
 		applied = metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse,
-			Reason: ReasonAppliedFailed, Message: syncErr.Error()}
+			Reason: ReasonAppliedFailed, Message: syncErr.Error(), ObservedGeneration: work.Generation}
 	}
 	if !setCondition(status, applied) {
 		return
@@ -192,10 +210,12 @@ func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) er
 }
 
 // setCondition sets cond and reports whether it changed what a person reads
-// (status, reason or message).
+// (status, reason or message); a new observedGeneration alone is recorded
+// but is no transition.
 func setCondition(status *workv1alpha1.WorkStatus, cond metav1.Condition) bool {
-	if old := meta.FindStatusCondition(status.Conditions, cond.Type); old != nil &&
-		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+	old := meta.FindStatusCondition(status.Conditions, cond.Type)
+	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+		old.ObservedGeneration = cond.ObservedGeneration
 		return false
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
@@ -221,7 +241,12 @@ func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstruc
 		id.Resource = mapping.Resource.Resource
 	}
 	ms := workv1alpha1.ManifestStatus{Identifier: id}
-	if s, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); found {
+	if s, found, _ := unstructured.NestedMap(obj.Object, "status"); found {
+		if gvk.Group == "apps" && gvk.Kind == "Deployment" {
+			// As Karmada's WrappedDeploymentStatus: the hub decides from it
+			// whether the member has observed its latest spec.
+			s["generation"] = obj.GetGeneration()
+		}
 		if raw, err := json.Marshal(s); err == nil {
 			ms.Status = &runtime.RawExtension{Raw: raw}
 		}
@@ -234,10 +259,11 @@ func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstruc
 // namespace. It may be called after the manager has started.
 func SetupMember(mgr ctrl.Manager, members *Members, cluster string) error {
 	ns := names.GenerateExecutionSpaceName(cluster)
-	r := &WorkReconciler{Hub: mgr.GetClient(), Members: members, Cluster: cluster,
+	watch := &memberWatch{mgr: mgr, members: members, cluster: cluster, watched: map[schema.GroupVersionKind]bool{}}
+	r := &WorkReconciler{Hub: mgr.GetClient(), Members: members, Cluster: cluster, watch: watch,
 		Recorder: mgr.GetEventRecorderFor("execution-controller")}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns })
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("dispatch-"+cluster).
 		For(&workv1alpha1.Work{}, builder.WithPredicates(inNamespace, predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, deletionStarted{}))).
@@ -250,7 +276,12 @@ func SetupMember(mgr ctrl.Manager, members *Members, cluster string) error {
 			// after client-go's exponential backoff has grown to minutes.
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, 10*time.Second),
 		}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	watch.setController(c)
+	return nil
 }
 
 func worksOf(hub client.Client, ns string) handler.MapFunc {

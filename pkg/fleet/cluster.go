@@ -113,12 +113,7 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 		ControlPlane: envtest.ControlPlane{
 			// Paths are set explicitly: envtest would otherwise let
 			// $KUBEBUILDER_ASSETS override Options.BinDir.
-			APIServer: &envtest.APIServer{
-				Path:    spec.bins.apiServer,
-				CertDir: certDir,
-				Out:     apiServerLog,
-				Err:     apiServerLog,
-			},
+			APIServer: apiServer(spec.bins.apiServer, certDir, apiServerLog),
 			Etcd: &envtest.Etcd{
 				Path:    spec.bins.etcd,
 				DataDir: dataDir,
@@ -169,6 +164,15 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 	}
 	spec.progress.printf("%s ready at %s (%s)", spec.name, c.Config.Host, time.Since(began).Round(100*time.Millisecond))
 	return c, nil
+}
+
+// apiServer configures a kube-apiserver. Open watches (member informers,
+// kubectl get -w) would otherwise hold a stopping API server for its whole
+// request timeout (60s): it ends them after a short grace period instead.
+func apiServer(path, certDir string, log io.Writer) *envtest.APIServer {
+	s := &envtest.APIServer{Path: path, CertDir: certDir, Out: log, Err: log}
+	s.Configure().Set("shutdown-watch-termination-grace-period", "2s")
+	return s
 }
 
 // APIEndpoint is the cluster's API server URL, https://127.0.0.1:PORT.

@@ -1,0 +1,101 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// memberWatch watches, in one member, the kinds its Works carry, limited to
+// objects the hub manages, and requeues the owning Work on every change: a
+// member's status reaches the hub as it changes (suspended or not), and an
+// object deleted in the member is put back.
+type memberWatch struct {
+	mgr        ctrl.Manager
+	members    *Members
+	cluster    string
+	controller controller.Controller
+
+	mu      sync.Mutex
+	cache   cache.Cache
+	watched map[schema.GroupVersionKind]bool
+}
+
+// ensure makes sure objects of gvk in the member are watched.
+func (w *memberWatch) ensure(ctx context.Context, gvk schema.GroupVersionKind) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watched[gvk] {
+		return nil
+	}
+	if w.controller == nil {
+		return fmt.Errorf("cluster %s: the Work controller is still being set up", w.cluster)
+	}
+	if w.cache == nil {
+		c, err := w.newCache(ctx)
+		if err != nil {
+			return err
+		}
+		w.cache = c
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := w.controller.Watch(source.Kind(w.cache, client.Object(obj),
+		handler.EnqueueRequestsFromMapFunc(workOfMemberObject))); err != nil {
+		return fmt.Errorf("watch %s in cluster %s: %w", gvk, w.cluster, err)
+	}
+	w.watched[gvk] = true
+	return nil
+}
+
+func (w *memberWatch) setController(c controller.Controller) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.controller = c
+}
+
+func (w *memberWatch) newCache(ctx context.Context) (cache.Cache, error) {
+	cfg, err := w.members.config(ctx, w.cluster)
+	if err != nil {
+		return nil, err
+	}
+	member, err := w.members.Client(ctx, w.cluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 0 // watches outlive any request timeout
+	c, err := cache.New(cfg, cache.Options{
+		Mapper:               member.RESTMapper(),
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{workkeys.ManagedLabel: workkeys.ManagedLabelValue}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache for cluster %s: %w", w.cluster, err)
+	}
+	if err := w.mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func workOfMemberObject(_ context.Context, o client.Object) []reconcile.Request {
+	a := o.GetAnnotations()
+	if a[workv1alpha2.WorkNameAnnotation] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{
+		Namespace: a[workv1alpha2.WorkNamespaceAnnotation], Name: a[workv1alpha2.WorkNameAnnotation]}}}
+}

@@ -1,0 +1,41 @@
+package fleet
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// A member outage must be possible while the hub watches the member: an
+// open watch must not keep the API server from stopping (it would, for its
+// whole request timeout, and envtest then loses track of the process).
+func TestStopAPIServerWithOpenWatch(t *testing.T) {
+	isolateTempDir(t)
+	bin := requireBinaries(t, false)
+	f, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 1, BinDir: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	member := f.Members[0]
+	w, err := kubernetes.NewForConfigOrDie(member.Config).CoreV1().ConfigMaps("default").Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := member.StopAPIServer(); err != nil {
+		t.Fatalf("StopAPIServer with an open watch: %v", err)
+	}
+	if err := member.StartAPIServer(); err != nil {
+		t.Fatalf("StartAPIServer: %v", err)
+	}
+	if _, err := kubernetes.NewForConfigOrDie(member.Config).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("member after restart: %v", err)
+	}
+}

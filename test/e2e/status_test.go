@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"encoding/json"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("status from members", func() {
+	const ns, name = "status", "web"
+
+	// reportReady plays the member's deployment controller: all replicas ready.
+	reportReady := func(member string) {
+		GinkgoHelper()
+		Eventually(func() error {
+			d := &appsv1.Deployment{}
+			if err := members[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+				return err
+			}
+			r := *d.Spec.Replicas
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, ReadyReplicas: r,
+				UpdatedReplicas: r, AvailableReplicas: r}
+			return members[member].Status().Update(ctx, d)
+		}).Should(Succeed())
+	}
+	workReadyReplicas := func(member string) int32 {
+		w := &workv1alpha1.Work{}
+		key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
+		if err := hubClient.Get(ctx, key, w); err != nil || len(w.Status.ManifestStatuses) == 0 || w.Status.ManifestStatuses[0].Status == nil {
+			return -1
+		}
+		var s appsv1.DeploymentStatus
+		Expect(json.Unmarshal(w.Status.ManifestStatuses[0].Status.Raw, &s)).To(Succeed())
+		return s.ReadyReplicas
+	}
+	templateStatus := func() appsv1.DeploymentStatus {
+		d := &appsv1.Deployment{}
+		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+		return d.Status
+	}
+
+	It("flows back to the Work, the binding and the Deployment template, suspended or not", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}}`)
+		Eventually(func() *metav1.Condition { return dispatching("member2", "Deployment", ns, name) }).Should(And(
+			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))
+
+		By("members reporting ready replicas: collected even from the suspended member")
+		for m := range members {
+			reportReady(m)
+		}
+		for m := range members {
+			Eventually(func() int32 { return workReadyReplicas(m) }).Should(Equal(int32(2)), m)
+		}
+		Eventually(func() []string {
+			b := &workv1alpha2.ResourceBinding{}
+			Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.GenerateBindingName("Deployment", name)}, b)).To(Succeed())
+			var withStatus []string
+			for _, item := range b.Status.AggregatedStatus {
+				if item.Status != nil && item.Applied {
+					withStatus = append(withStatus, item.ClusterName)
+				}
+			}
+			return withStatus
+		}).Should(ConsistOf("member1", "member2", "member3"))
+
+		By("the template's status sums the members; observedGeneration waits for the suspended member")
+		Eventually(templateStatus).Should(And(
+			HaveField("Replicas", int32(6)), HaveField("ReadyReplicas", int32(6)), HaveField("AvailableReplicas", int32(6)),
+			HaveField("ObservedGeneration", int64(0))))
+
+		By("resuming member2: the template is observed everywhere")
+		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
+		d := &appsv1.Deployment{}
+		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+		Eventually(templateStatus).Should(And(
+			HaveField("ReadyReplicas", int32(6)), HaveField("ObservedGeneration", d.Generation)))
+	})
+})
