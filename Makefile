@@ -55,7 +55,7 @@ unit: binaries
 	go test ./apis/... ./config/... ./pkg/... ./cmd/...
 
 e2e: binaries build
-	go test ./test/e2e/ -timeout 40m -v -ginkgo.v
+	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
 
 test: vet unit e2e
 

@@ -88,6 +88,11 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
 		ControllerManager: o.controllerManager, Log: logFile})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted while starting: Start stopped what it started.
+			fmt.Fprintln(out, "federator: interrupted during start-up; everything it started is stopped")
+			return nil
+		}
 		return err
 	}
 	defer func() {

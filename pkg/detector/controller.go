@@ -3,7 +3,6 @@ package detector
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -77,10 +77,13 @@ func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
 		}
 	}
 	pr := &policyReconciler{d: d}
-	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
-		name := strings.ToLower(fmt.Sprintf("%T", p)[len("*v1alpha1."):])
-		if err := ctrl.NewControllerManagedBy(mgr).Named(name).For(p,
-			builder(predicate.GenerationChangedPredicate{})).Complete(pr.forKind(p)); err != nil {
+	for name, p := range map[string]client.Object{
+		"propagationpolicy":        &policyv1alpha1.PropagationPolicy{},
+		"clusterpropagationpolicy": &policyv1alpha1.ClusterPropagationPolicy{},
+	} {
+		if err := ctrl.NewControllerManagedBy(mgr).Named(name).
+			For(p, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			Complete(pr.forKind(p)); err != nil {
 			return nil, err
 		}
 	}
@@ -156,7 +159,17 @@ func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) 
 	if err := d.client.List(ctx, cpps); err != nil {
 		return ctrl.Result{}, err
 	}
-	claim, ok := Match(template, pps.Items, cpps.Items)
+	claim, ok := Resolve(template, pps.Items, cpps.Items)
+	if labels, annotations, changed := ClaimMetadata(template, claim, ok); changed {
+		// Record the claim on the template as Karmada does; it keeps the
+		// template with its policy until that policy lets go.
+		patch := client.MergeFrom(template.DeepCopy())
+		template.SetLabels(labels)
+		template.SetAnnotations(annotations)
+		if err := d.client.Patch(ctx, template, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if !ok {
 		// Like Karmada, a template no policy claims keeps what was
 		// propagated; nothing is deleted because a policy went away.

@@ -10,15 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
-	builderpkg "sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/federator-dev/federator/pkg/placement"
 )
-
-func builder(p predicate.Predicate) builderpkg.ForOption { return builderpkg.WithPredicates(p) }
 
 // policyReconciler validates policies, reports what a person must fix as
 // Events on the policy, and makes the detector watch the kinds it selects.

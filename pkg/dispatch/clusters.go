@@ -10,7 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
 // clusterReconciler gives every registered Cluster its execution namespace
@@ -29,7 +31,11 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.GenerateExecutionSpaceName(cluster.Name)}}
-	if err := r.mgr.GetClient().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
+		if err := r.mgr.GetClient().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, err
+		}
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	r.mu.Lock()
@@ -49,6 +55,6 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 func Setup(mgr ctrl.Manager, members *Members) error {
 	r := &clusterReconciler{mgr: mgr, members: members, started: map[string]bool{}}
 	return ctrl.NewControllerManagedBy(mgr).Named("dispatch-clusters").
-		For(&clusterv1alpha1.Cluster{}).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 }

@@ -1,0 +1,108 @@
+package detector
+
+import (
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Karmada's claim metadata: which policy a template belongs to, recorded on
+// the template itself (pkg/detector/claim.go).
+var (
+	ppClaimLabels       = []string{policyv1alpha1.PropagationPolicyPermanentIDLabel}
+	ppClaimAnnotations  = []string{policyv1alpha1.PropagationPolicyNamespaceAnnotation, policyv1alpha1.PropagationPolicyNameAnnotation}
+	cppClaimLabels      = []string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel}
+	cppClaimAnnotations = []string{policyv1alpha1.ClusterPropagationPolicyAnnotation}
+)
+
+// Resolve decides which policy claims template, keeping Karmada's sticky
+// claims: a template already claimed stays with its policy while that policy
+// exists, is not being deleted and still selects it, even if a policy with
+// higher precedence appears (Karmada moves it only with preemption, which
+// federator does not enable). Otherwise Match decides afresh.
+func Resolve(template *unstructured.Unstructured, pps []policyv1alpha1.PropagationPolicy, cpps []policyv1alpha1.ClusterPropagationPolicy) (Claim, bool) {
+	if template == nil || Skipped(template) {
+		return Claim{}, false
+	}
+	a := template.GetAnnotations()
+	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
+		ns := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation]
+		for i := range pps {
+			p := &pps[i]
+			if p.Name == name && p.Namespace == ns && ns == template.GetNamespace() && p.DeletionTimestamp.IsZero() &&
+				SelectorsMatch(template, p.Spec.ResourceSelectors) {
+				return Claim{PropagationPolicy: p}, true
+			}
+		}
+	}
+	if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
+		for i := range cpps {
+			p := &cpps[i]
+			if p.Name == name && p.DeletionTimestamp.IsZero() && SelectorsMatch(template, p.Spec.ResourceSelectors) {
+				return Claim{ClusterPropagationPolicy: p}, true
+			}
+		}
+	}
+	return Match(template, pps, cpps)
+}
+
+// PermanentID is the policy's permanent-id label, which Karmada's webhook
+// sets; the policy's UID stands in for it when no webhook did.
+func (c Claim) PermanentID() string {
+	switch {
+	case c.PropagationPolicy != nil:
+		if id := c.PropagationPolicy.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel]; id != "" {
+			return id
+		}
+		return string(c.PropagationPolicy.UID)
+	case c.ClusterPropagationPolicy != nil:
+		if id := c.ClusterPropagationPolicy.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; id != "" {
+			return id
+		}
+		return string(c.ClusterPropagationPolicy.UID)
+	}
+	return ""
+}
+
+// ClaimMetadata returns template's labels and annotations with the claim
+// recorded as Karmada records it (any other claim removed; ok=false claims
+// nothing), and whether they differ from what template carries.
+func ClaimMetadata(template *unstructured.Unstructured, claim Claim, ok bool) (labels, annotations map[string]string, changed bool) {
+	labels, annotations = copyMap(template.GetLabels()), copyMap(template.GetAnnotations())
+	for _, k := range append(ppClaimLabels, cppClaimLabels...) {
+		delete(labels, k)
+	}
+	for _, k := range append(ppClaimAnnotations, cppClaimAnnotations...) {
+		delete(annotations, k)
+	}
+	switch {
+	case ok && claim.PropagationPolicy != nil:
+		labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = claim.PermanentID()
+		annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] = claim.PropagationPolicy.Namespace
+		annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = claim.PropagationPolicy.Name
+	case ok && claim.ClusterPropagationPolicy != nil:
+		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] = claim.PermanentID()
+		annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] = claim.ClusterPropagationPolicy.Name
+	}
+	changed = !equalMaps(labels, template.GetLabels()) || !equalMaps(annotations, template.GetAnnotations())
+	return labels, annotations, changed
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+3)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

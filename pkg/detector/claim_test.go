@@ -1,0 +1,99 @@
+package detector
+
+import (
+	"testing"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+func TestResolve(t *testing.T) {
+	template := func(annotations map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apps/v1")
+		u.SetKind("Deployment")
+		u.SetNamespace("shop")
+		u.SetName("web")
+		u.SetLabels(map[string]string{"app": "web"})
+		u.SetAnnotations(annotations)
+		return u
+	}
+	byKind := []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}}
+	byName := []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}
+	other := []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"}}
+	pp := func(name string, selectors []policyv1alpha1.ResourceSelector, deleting bool) policyv1alpha1.PropagationPolicy {
+		p := policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+			Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors, Priority: ptr.To[int32](0)}}
+		if deleting {
+			now := metav1.Now()
+			p.DeletionTimestamp = &now
+		}
+		return p
+	}
+	cpp := func(name string, selectors []policyv1alpha1.ResourceSelector) policyv1alpha1.ClusterPropagationPolicy {
+		return policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors}}
+	}
+	claimedByPP := func(name string) map[string]string {
+		return map[string]string{"propagationpolicy.karmada.io/namespace": "shop", "propagationpolicy.karmada.io/name": name}
+	}
+	for _, tc := range []struct {
+		name     string
+		recorded map[string]string
+		pps      []policyv1alpha1.PropagationPolicy
+		cpps     []policyv1alpha1.ClusterPropagationPolicy
+		want     string
+	}{
+		{"unclaimed: precedence decides", nil,
+			[]policyv1alpha1.PropagationPolicy{pp("broad", byKind, false), pp("exact", byName, false)}, nil, "shop/exact"},
+		{"claimed: stays with its policy though a better one appears", claimedByPP("broad"),
+			[]policyv1alpha1.PropagationPolicy{pp("broad", byKind, false), pp("exact", byName, false)}, nil, "shop/broad"},
+		{"claimed by a policy that is gone: precedence decides", claimedByPP("gone"),
+			[]policyv1alpha1.PropagationPolicy{pp("broad", byKind, false), pp("exact", byName, false)}, nil, "shop/exact"},
+		{"claimed by a policy being deleted: moves", claimedByPP("exact"),
+			[]policyv1alpha1.PropagationPolicy{pp("broad", byKind, false), pp("exact", byName, true)}, nil, "shop/broad"},
+		{"claimed by a policy that no longer selects it: moves", claimedByPP("exact"),
+			[]policyv1alpha1.PropagationPolicy{pp("broad", byKind, false), pp("exact", other, false)}, nil, "shop/broad"},
+		{"claimed by a ClusterPropagationPolicy: a PropagationPolicy does not take over",
+			map[string]string{"clusterpropagationpolicy.karmada.io/name": "everything"},
+			[]policyv1alpha1.PropagationPolicy{pp("exact", byName, false)},
+			[]policyv1alpha1.ClusterPropagationPolicy{cpp("everything", byKind)}, "everything"},
+		{"nothing selects it", claimedByPP("gone"), nil, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claim, ok := Resolve(template(tc.recorded), tc.pps, tc.cpps)
+			if got := claim.Key(); got != tc.want || ok != (tc.want != "") {
+				t.Errorf("Resolve = %q (ok=%v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestClaimMetadata(t *testing.T) {
+	tmpl := &unstructured.Unstructured{}
+	tmpl.SetLabels(map[string]string{"app": "web", "clusterpropagationpolicy.karmada.io/permanent-id": "old"})
+	tmpl.SetAnnotations(map[string]string{"clusterpropagationpolicy.karmada.io/name": "old", "note": "kept"})
+	p := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "uid-1"}}
+
+	labels, annotations, changed := ClaimMetadata(tmpl, Claim{PropagationPolicy: p}, true)
+	if !changed {
+		t.Error("moving the claim must change the metadata")
+	}
+	wantLabels := map[string]string{"app": "web", "propagationpolicy.karmada.io/permanent-id": "uid-1"}
+	wantAnnotations := map[string]string{"note": "kept", "propagationpolicy.karmada.io/namespace": "shop",
+		"propagationpolicy.karmada.io/name": "web"}
+	if !equalMaps(labels, wantLabels) || !equalMaps(annotations, wantAnnotations) {
+		t.Errorf("got %v %v", labels, annotations)
+	}
+
+	tmpl.SetLabels(labels)
+	tmpl.SetAnnotations(annotations)
+	if _, _, changed := ClaimMetadata(tmpl, Claim{PropagationPolicy: p}, true); changed {
+		t.Error("an unchanged claim must not be rewritten")
+	}
+	if l, a, changed := ClaimMetadata(tmpl, Claim{}, false); !changed || len(l) != 1 || len(a) != 1 {
+		t.Errorf("releasing the claim: changed=%v labels=%v annotations=%v", changed, l, a)
+	}
+}

@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+)
+
+var _ = Describe("policy claims", func() {
+	const ns, name = "claims", "web"
+
+	claimedBy := func() string {
+		d := &appsv1.Deployment{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return err.Error()
+		}
+		return d.Annotations["propagationpolicy.karmada.io/name"]
+	}
+	bindingPolicy := func() string {
+		b := &workv1alpha2.ResourceBinding{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.GenerateBindingName("Deployment", name)}, b); err != nil {
+			return err.Error()
+		}
+		return b.Annotations["propagationpolicy.karmada.io/name"]
+	}
+
+	It("keep a template with its policy until that policy lets go, as Karmada does", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: broad, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`, ns)
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
+		Expect(claimedBy()).To(Equal("broad"))
+		Expect(bindingPolicy()).To(Equal("broad"))
+
+		By("a more specific policy appearing does not take the template over")
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: exact, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+`, ns, name)
+		Consistently(claimedBy, "3s").Should(Equal("broad"))
+		Expect(memberImage("member2", ns, name)).To(BeEmpty())
+
+		By("deleting the claiming policy hands the template to the next one")
+		Expect(hubClient.Delete(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broad"}})).To(Succeed())
+		Eventually(claimedBy).Should(Equal("exact"))
+		Eventually(bindingPolicy).Should(Equal("exact"))
+		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.25"))
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(BeEmpty(), "member1 is no longer placed")
+	})
+})
