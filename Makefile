@@ -12,7 +12,6 @@ KUBE_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitMinor=34 \
 	-X k8s.io/component-base/version.gitTreeState=clean
 CONTROLLER_GEN_VERSION := v0.19.0
-GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
 
 export KUBEBUILDER_ASSETS := $(BIN)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -210,3 +211,21 @@ func memberResourceVersion(member string, obj client.Object) string {
 	}
 	return obj.GetResourceVersion()
 }
+
+var (
+	buildOnce     sync.Once
+	builtBinary   string
+	buildBinError error
+)
+
+// federatorBinary builds cmd/federator once per suite run.
+func federatorBinary() string {
+	GinkgoHelper()
+	buildOnce.Do(func() {
+		builtBinary, buildBinError = gexec.Build("github.com/federator-dev/federator/cmd/federator")
+	})
+	Expect(buildBinError).NotTo(HaveOccurred())
+	return builtBinary
+}
+
+var _ = AfterSuite(gexec.CleanupBuildArtifacts)

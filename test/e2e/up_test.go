@@ -38,9 +38,7 @@ var _ = Describe("federator up", Ordered, func() {
 		root, err := filepath.Abs("../..")
 		Expect(err).NotTo(HaveOccurred())
 		repoBin = filepath.Join(root, "bin")
-		federator, err = gexec.Build("github.com/federator-dev/federator/cmd/federator")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(gexec.CleanupBuildArtifacts)
+		federator = federatorBinary()
 	})
 
 	It("starts a fleet with the sample rollout, prints how to watch it, and stops every process on SIGTERM", func() {

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/pkg/yamldocs"
+)
+
+// `federator controller --kubeconfig HUB` against a hub it did not start:
+// members come only from the hub's Cluster objects and their Secrets.
+var _ = Describe("federator controller", func() {
+	It("propagates from an existing hub to the members registered there, and stops on SIGTERM", func() {
+		crdList, err := crds.CRDs()
+		Expect(err).NotTo(HaveOccurred())
+		f, err := fleet.Start(context.Background(), fleet.Options{Dir: GinkgoT().TempDir(), Members: 1, BinDir: binDir,
+			CRDs: crdList, Log: GinkgoWriter})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(f.Stop)
+		hub, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(membership.Register(ctx, hub, "member1", f.Members[0].Config)).To(Succeed())
+		member, err := client.New(f.Members[0].Config, client.Options{Scheme: policy.NewScheme()})
+		Expect(err).NotTo(HaveOccurred())
+
+		session, err := gexec.Start(exec.Command(federatorBinary(), "controller", "--kubeconfig", f.Hub.KubeconfigPath),
+			GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { session.Kill().Wait("10s") })
+		Eventually(session.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
+
+		Expect(yamldocs.Apply(ctx, hub, []byte(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: nginx:1.25}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+`), client.FieldOwner("e2e"))).To(Succeed())
+		Eventually(func() error {
+			return member.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{})
+		}).Should(Succeed())
+
+		session.Terminate()
+		Eventually(session, "30s").Should(gexec.Exit(0))
+	})
+
+	It("refuses to start without --kubeconfig and says which flag is missing", func() {
+		session, err := gexec.Start(exec.Command(federatorBinary(), "controller"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session, "30s").Should(gexec.Exit(1))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("--kubeconfig is required"))
+	})
+})
