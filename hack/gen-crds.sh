@@ -94,6 +94,30 @@ for entry in "${crds[@]}"; do
 			exit 1
 		}
 	fi
+	if [[ "${file}" == cluster.karmada.io_clusters.yaml ]]; then
+		# Karmada's aggregated API prints these columns for `kubectl get
+		# clusters`; a CRD needs them spelled out.
+		printf '%s\n' '/^  - name: v1alpha1$/c\' \
+			'  - additionalPrinterColumns:\' \
+			'    - jsonPath: .status.kubernetesVersion\' \
+			'      name: VERSION\' \
+			'      type: string\' \
+			'    - jsonPath: .spec.syncMode\' \
+			'      name: MODE\' \
+			'      type: string\' \
+			'    - jsonPath: .status.conditions[?(@.type=="Ready")].status\' \
+			'      name: READY\' \
+			'      type: string\' \
+			'    - jsonPath: .metadata.creationTimestamp\' \
+			'      name: AGE\' \
+			'      type: date\' \
+			'    name: v1alpha1' >"${tmp_dir}/columns.sed"
+		sed -i -f "${tmp_dir}/columns.sed" "${src}"
+		grep -q 'name: READY' "${src}" || {
+			echo "gen-crds: could not add printer columns to ${file}" >&2
+			exit 1
+		}
+	fi
 	cp "${src}" "${out_dir}/${file}"
 done
 

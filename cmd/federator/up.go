@@ -150,19 +150,39 @@ func printReady(out io.Writer, f *fleet.Fleet, sample bool) {
 	for _, m := range f.Members {
 		memberNames = append(memberNames, m.Name)
 	}
+	hubKC := f.Hub.KubeconfigPath
 	// Every command is printed to be pasted into a shell as is: arguments
 	// holding ( ) [ ] ? or " are single-quoted.
 	fmt.Fprintf(out, `
-A staged rollout is applied: Deployment demo/web goes to member1; the sample policy
-suspends member2 and member3, so they do not get it.
-Watch it, cluster by cluster:
-  for m in %[3]s; do echo "$m: $(kubectl --kubeconfig %[1]s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
-  kubectl --kubeconfig %[2]s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
-Roll a new image to member1 only:
-  kubectl --kubeconfig %[2]s -n demo set image deploy/web web=nginx:1.27
-Release member2 (member3 stays on the old version):
-  kubectl --kubeconfig %[2]s -n demo patch pp web --type merge -p '{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":["member3"]}}}}'
-Release everyone:
-  kubectl --kubeconfig %[2]s -n demo patch pp web --type json -p '[{"op":"remove","path":"/spec/suspension"}]'
-`, dir, f.Hub.KubeconfigPath, strings.Join(memberNames, " "))
+A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to every member.
+Watch each member's image, and why each Work is dispatched or held:
+  for m in %s; do echo "$m: $(kubectl --kubeconfig %s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
+  kubectl --kubeconfig %s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
+`, strings.Join(memberNames, " "), dir, hubKC)
+	step := 1
+	held := memberNames[1:]
+	if len(held) > 0 {
+		fmt.Fprintf(out, "%d. Hold %s:\n  kubectl --kubeconfig %s -n demo patch pp web --type merge -p '%s'\n",
+			step, strings.Join(held, " and "), hubKC, suspendPatch(held))
+		step++
+	}
+	fmt.Fprintf(out, "%d. Roll out nginx:1.27; only %s changes:\n  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1.27\n",
+		step, memberNames[0], hubKC)
+	step++
+	if len(held) > 1 {
+		fmt.Fprintf(out, "%d. Release %s; %s stay on nginx:1.25:\n  kubectl --kubeconfig %s -n demo patch pp web --type merge -p '%s'\n",
+			step, held[0], strings.Join(held[1:], " and "), hubKC, suspendPatch(held[1:]))
+		step++
+	}
+	fmt.Fprintf(out, "%d. Release everyone:\n  kubectl --kubeconfig %s -n demo patch pp web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/suspension\"}]'\n",
+		step, hubKC)
+}
+
+// suspendPatch is the merge patch that suspends dispatching to clusters.
+func suspendPatch(clusters []string) string {
+	quoted := make([]string, len(clusters))
+	for i, c := range clusters {
+		quoted[i] = fmt.Sprintf("%q", c)
+	}
+	return fmt.Sprintf(`{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":[%s]}}}}`, strings.Join(quoted, ","))
 }

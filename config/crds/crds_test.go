@@ -2,6 +2,7 @@ package crds
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -72,4 +73,28 @@ func TestCRDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// `kubectl get clusters` shows what Karmada's aggregated API shows.
+func TestClusterPrinterColumns(t *testing.T) {
+	all, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range all {
+		if crd.Name != "clusters.cluster.karmada.io" {
+			continue
+		}
+		var got []string
+		for _, c := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+			got = append(got, c.Name+"="+c.JSONPath)
+		}
+		want := []string{"VERSION=.status.kubernetesVersion", "MODE=.spec.syncMode",
+			`READY=.status.conditions[?(@.type=="Ready")].status`, "AGE=.metadata.creationTimestamp"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("printer columns = %v, want %v", got, want)
+		}
+		return
+	}
+	t.Fatal("no clusters.cluster.karmada.io CRD")
 }

@@ -5,7 +5,7 @@ package samples
 import _ "embed"
 
 // Rollout is a Namespace, a Deployment and a PropagationPolicy that sends
-// it to member1 while member2 and member3 are suspended.
+// it to every member; the printed steps of `up --sample` stage a new image.
 //
 //go:embed rollout.yaml
 var Rollout []byte

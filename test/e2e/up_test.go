@@ -12,16 +12,16 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,14 +90,29 @@ var _ = Describe("federator up", Ordered, func() {
 				clusterReadyWithVersion("member2", "v1.34.1")))
 		}, 2*time.Minute).Should(Succeed())
 
-		By("dispatching the sample Deployment to member1")
-		Eventually(func(g Gomega) string {
-			d := &appsv1.Deployment{}
-			g.Expect(member1.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, d)).To(Succeed())
-			return d.Spec.Template.Spec.Containers[0].Image
-		}, 2*time.Minute).Should(Equal("nginx:1.25"))
+		image := func(c client.Client) func() string {
+			return func() string {
+				d := &appsv1.Deployment{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, d); err != nil {
+					return err.Error()
+				}
+				return d.Spec.Template.Spec.Containers[0].Image
+			}
+		}
+		out := string(session.Out.Contents())
+		printedPatch := func(kind string) []byte {
+			m := regexp.MustCompile(`patch pp web --type ` + kind + ` -p '([^']+)'`).FindStringSubmatch(out)
+			Expect(m).To(HaveLen(2), "a printed %s patch", kind)
+			return []byte(m[1])
+		}
+		pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"}}
 
-		By("holding it from member2, which the sample policy suspends, and saying why")
+		By("dispatching the sample Deployment to every member")
+		Eventually(image(member1), 2*time.Minute).Should(Equal("nginx:1.25"))
+		Eventually(image(member2), 2*time.Minute).Should(Equal("nginx:1.25"))
+
+		By("following the printed steps: hold member2, roll out nginx:1.27, only member1 changes")
+		Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.MergePatchType, printedPatch("merge")))).To(Succeed())
 		Eventually(func() *metav1.Condition {
 			w := &workv1alpha1.Work{}
 			key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName("member2"), Name: names.GenerateWorkName("Deployment", "web", "demo")}
@@ -105,18 +120,21 @@ var _ = Describe("federator up", Ordered, func() {
 				return nil
 			}
 			return meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkDispatching)
-		}, 2*time.Minute).Should(And(Not(BeNil()),
+		}, time.Minute).Should(And(Not(BeNil()),
 			HaveField("Status", metav1.ConditionFalse),
 			HaveField("Reason", "SuspendDispatching"),
 			HaveField("Message", "Work dispatching is in a suspended state.")))
-		// member2 is reachable and receives what is not suspended (its
-		// namespace), so the Deployment's absence is the suspension's doing.
-		Eventually(func() error {
-			return member2.Get(ctx, client.ObjectKey{Name: "demo"}, &corev1.Namespace{})
-		}, time.Minute).Should(Succeed())
-		Consistently(func() error {
-			return member2.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, &appsv1.Deployment{})
-		}, "5s", "500ms").Should(Satisfy(apierrors.IsNotFound))
+		web := &appsv1.Deployment{}
+		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, web)).To(Succeed())
+		patch := client.MergeFrom(web.DeepCopy())
+		web.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
+		Expect(hubClient.Patch(ctx, web, patch)).To(Succeed())
+		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.27"))
+		Consistently(image(member2), "3s", "500ms").Should(Equal("nginx:1.25"))
+
+		By("following the last printed step: release everyone")
+		Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.JSONPatchType, printedPatch("json")))).To(Succeed())
+		Eventually(image(member2), time.Minute).Should(Equal("nginx:1.27"))
 
 		By("running kube-apiserver, etcd and kube-controller-manager as federator's children, one per cluster")
 		var comms []string
