@@ -6,8 +6,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,29 +16,30 @@ import (
 )
 
 // Install makes the hub serve what federator needs: the Karmada CRDs and
-// the admission policies. It applies them server-side, so an unchanged hub
-// is not rewritten, and waits until the CRDs are established.
+// the admission policies. CRDs the hub already has are left as they are (a
+// Karmada hub's own may carry more versions and a conversion webhook);
+// missing ones are created. The admission policies are applied server-side,
+// so an unchanged hub is not rewritten. It waits until the CRDs are
+// established.
 func Install(ctx context.Context, c client.Client) error {
 	crdList, err := crds.CRDs()
 	if err != nil {
 		return err
 	}
-	var objs []*unstructured.Unstructured
 	for _, crd := range crdList {
-		u := &unstructured.Unstructured{}
-		if u.Object, err = runtime.DefaultUnstructuredConverter.ToUnstructured(crd); err != nil {
-			return err
+		err := c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+		if apierrors.IsNotFound(err) {
+			err = c.Create(ctx, crd.DeepCopy())
 		}
-		u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		objs = append(objs, u)
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("install CustomResourceDefinition %s on the hub: %w", crd.Name, err)
+		}
 	}
 	adm, err := admission.Objects()
 	if err != nil {
 		return err
 	}
-	for _, u := range append(objs, adm...) {
-		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(u.Object, "status")
+	for _, u := range adm {
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 			client.FieldOwner(policy.FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("install %s %s on the hub: %w", u.GetKind(), u.GetName(), err)
