@@ -3,9 +3,11 @@ package fleet
 import (
 	"context"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // A member outage must be possible while the hub watches the member: an
@@ -37,5 +39,35 @@ func TestStopAPIServerWithOpenWatch(t *testing.T) {
 	}
 	if _, err := kubernetes.NewForConfigOrDie(member.Config).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
 		t.Fatalf("member after restart: %v", err)
+	}
+}
+
+// A paused API server answers nothing until resumed, then answers again.
+func TestPauseAPIServer(t *testing.T) {
+	isolateTempDir(t)
+	bin := requireBinaries(t, false)
+	f, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 1, BinDir: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	member := f.Members[0]
+	if err := member.PauseAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(member.Config)
+	cfg.Timeout = 2 * time.Second
+	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err == nil {
+		t.Fatal("a paused API server answered")
+	}
+	if err := member.ResumeAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubernetes.NewForConfigOrDie(member.Config).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("after resume: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
@@ -38,5 +39,28 @@ var _ = Describe("deleting a template while suspended", func() {
 		for m := range members {
 			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, name) }).Should(BeNil(), "Work for %s", m)
 		}
+	})
+
+	It("removes a Work's object from its member when the Work is deleted while suspended", func() {
+		const ns, name = "work-deletion", "web"
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatching": true}}}`)
+		Eventually(func() *metav1.Condition { return dispatching("member1", "Deployment", ns, name) }).Should(
+			HaveField("Reason", "SuspendDispatching"))
+
+		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{
+			Namespace: names.GenerateExecutionSpaceName("member1"), Name: names.GenerateWorkName("Deployment", name, ns)}}
+		Expect(hubClient.Delete(ctx, work)).To(Succeed())
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(BeEmpty())
+		By("the binding writes the Work again, still suspended: member1 stays empty until resumed")
+		Eventually(func() *metav1.Condition { return dispatching("member1", "Deployment", ns, name) }).Should(And(
+			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))
+		Consistently(func() string { return memberImage("member1", ns, name) }, "2s").Should(BeEmpty())
+		Expect(imagesEverywhere(ns, name)).To(HaveKeyWithValue("member2", "nginx:1.25"))
+		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 	})
 })

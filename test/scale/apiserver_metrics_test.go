@@ -1,0 +1,203 @@
+package scale
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// writeVerbs are the apiserver_request_total verbs that write: server-side
+// apply is counted as APPLY, not PATCH.
+var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
+
+// writeKey is one apiserver_request_total series that writes.
+type writeKey struct {
+	Verb, Resource, Subresource, Code string
+}
+
+// resource is "works" or "works/status".
+func (k writeKey) resource() string {
+	if k.Subresource == "" {
+		return k.Resource
+	}
+	return k.Resource + "/" + k.Subresource
+}
+
+// writes is a reading of the hub API server's write counters.
+type writes map[writeKey]float64
+
+// scrapeWrites reads the hub kube-apiserver's /metrics and keeps the
+// apiserver_request_total series of writing verbs.
+func scrapeWrites(ctx context.Context, cs kubernetes.Interface) (writes, error) {
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("GET /metrics from the hub: %w", err)
+	}
+	out := writes{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	const prefix = "apiserver_request_total{"
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			continue
+		}
+		labels := parseLabels(line[len(prefix):end])
+		if !writeVerbs[labels["verb"]] {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("hub /metrics: %q: %w", line, err)
+		}
+		out[writeKey{Verb: labels["verb"], Resource: labels["resource"], Subresource: labels["subresource"],
+			Code: labels["code"]}] += v
+	}
+	return out, sc.Err()
+}
+
+// parseLabels parses `a="x",b="y"` as the Prometheus text format writes it.
+func parseLabels(s string) map[string]string {
+	out := map[string]string{}
+	for len(s) > 0 {
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 || eq+1 >= len(s) || s[eq+1] != '"' {
+			return out
+		}
+		name := strings.TrimLeft(s[:eq], ", ")
+		var value strings.Builder
+		i := eq + 2
+		for ; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+				switch s[i] {
+				case 'n':
+					value.WriteByte('\n')
+				default:
+					value.WriteByte(s[i])
+				}
+				continue
+			}
+			value.WriteByte(s[i])
+		}
+		out[name] = value.String()
+		if i+1 >= len(s) {
+			break
+		}
+		s = s[i+1:]
+	}
+	return out
+}
+
+// since is what was written between an earlier reading and this one.
+func (w writes) since(earlier writes) writes {
+	out := writes{}
+	for k, v := range w {
+		if d := v - earlier[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// total is the number of writes, leaving out the resources named.
+func (w writes) total(except ...string) float64 {
+	var sum float64
+	for k, v := range w {
+		skip := false
+		for _, e := range except {
+			if k.Resource == e {
+				skip = true
+			}
+		}
+		if !skip {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// conflicts counts the writes the hub refused with 409 Conflict: each is a
+// write that cost the API server and must be retried.
+func (w writes) conflicts() float64 {
+	var sum float64
+	for k, v := range w {
+		if k.Code == "409" {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// contributor is the writes of one verb on one resource (all codes).
+type contributor struct {
+	verb, resource string
+	count          float64
+}
+
+// biggest lists the writes by verb and resource, largest first.
+func (w writes) biggest() []contributor {
+	sums := map[[2]string]float64{}
+	for k, v := range w {
+		sums[[2]string{k.Verb, k.resource()}] += v
+	}
+	out := make([]contributor, 0, len(sums))
+	for k, v := range sums {
+		out = append(out, contributor{verb: k[0], resource: k[1], count: v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].count != out[j].count {
+			return out[i].count > out[j].count
+		}
+		return out[i].resource+out[i].verb < out[j].resource+out[j].verb
+	})
+	return out
+}
+
+// breakdown formats the writes for a log line: total, per template, then
+// every verb+resource with its share per template.
+func (w writes) breakdown(perTemplate int) string {
+	var b strings.Builder
+	total := w.total()
+	fmt.Fprintf(&b, "%.0f writes", total)
+	if perTemplate > 0 {
+		fmt.Fprintf(&b, " (%.2f/template)", total/float64(perTemplate))
+	}
+	if c := w.conflicts(); c > 0 {
+		fmt.Fprintf(&b, ", %.0f refused with 409 Conflict", c)
+	}
+	for _, c := range w.biggest() {
+		fmt.Fprintf(&b, "\n\t\t%-7s %-28s %6.0f", c.verb, c.resource, c.count)
+		if perTemplate > 0 {
+			fmt.Fprintf(&b, "  %5.2f/template", c.count/float64(perTemplate))
+		}
+	}
+	return b.String()
+}
+
+// writeCounter counts the write requests the benchmark itself sends to the
+// hub, so the controllers' share of the hub's writes can be told apart.
+type writeCounter struct {
+	next  http.RoundTripper
+	count *atomic.Int64
+}
+
+func (c writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		c.count.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}
