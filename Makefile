@@ -64,8 +64,17 @@ test: vet unit e2e
 BENCHTIME ?= 1s
 BENCH ?= .
 bench:
-	@echo "bench: per call of each hot path: ns/op = time, B/op = bytes allocated, allocs/op = heap allocations (extra columns: input sizes); figures only, nothing asserted (benchtime $(BENCHTIME))"
+	@echo "bench: per call of each hot path: ns/op = time, B/op = bytes allocated, allocs/op = heap allocations (extra columns: input sizes); figures only, nothing asserted (benchtime $(BENCHTIME)); not run here: make bench-scale (hub writes, latency and memory on a real local fleet, several minutes)"
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime=$(BENCHTIME) ./pkg/...
+
+# Scale benchmark on a real local fleet (hub + 2 members, controllers in the
+# test process): for 50 and 200 Deployments, seconds to propagate and to
+# resume, hub API server writes per template (from its apiserver_request_total),
+# hub writes while settled, and the controllers' RSS. Run once per size; the
+# breakdown by resource is in the -v log. Takes several minutes.
+.PHONY: bench-scale
+bench-scale: binaries
+	go test ./test/scale/ -run '^$$' -bench . -benchtime=1x -timeout 30m -v
 
 # Start a local fleet (hub + 3 members) with the sample staged rollout applied.
 up: build binaries

@@ -31,10 +31,12 @@ import (
 
 // Event reasons on templates and policies (Karmada's where it has them).
 const (
-	EventReasonApplyPolicyFailed  = "ApplyPolicyFailed"
-	EventReasonApplyPolicySucceed = "ApplyPolicySucceed"
-	EventReasonInvalidPolicy      = "InvalidPolicy"
-	EventReasonUnknownKind        = "UnknownResourceKind"
+	EventReasonApplyPolicyFailed    = "ApplyPolicyFailed"
+	EventReasonApplyPolicySucceed   = "ApplyPolicySucceed"
+	EventReasonInvalidPolicy        = "InvalidPolicy"
+	EventReasonUnknownKind          = "UnknownResourceKind"
+	EventReasonDispatchingSuspended = "DispatchingSuspended"
+	EventReasonDispatchingResumed   = "DispatchingResumed"
 )
 
 // Key names one resource template of any kind.
@@ -230,13 +232,7 @@ func suspension(template *unstructured.Unstructured, claim Claim) *workv1alpha2.
 	if p := claim.Spec().Suspension; p != nil {
 		s = &workv1alpha2.Suspension{Suspension: *p.DeepCopy()}
 	}
-	policyAnnotations := map[string]string{}
-	if claim.PropagationPolicy != nil {
-		policyAnnotations = claim.PropagationPolicy.Annotations
-	} else if claim.ClusterPropagationPolicy != nil {
-		policyAnnotations = claim.ClusterPropagationPolicy.Annotations
-	}
-	_, onPolicy := policyAnnotations[policykeys.SuspendedAnnotation]
+	_, onPolicy := claimAnnotations(claim)[policykeys.SuspendedAnnotation]
 	_, onTemplate := template.GetAnnotations()[policykeys.SuspendedAnnotation]
 	if onPolicy || onTemplate {
 		s = &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{Dispatching: ptr.To(true)}}
@@ -286,6 +282,7 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
 		return nil
 	}
+	before := SuspensionSummary(have.Suspension)
 	*have = *spec
 	if annotations == nil {
 		annotations = map[string]string{}
@@ -295,7 +292,29 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 	}
 	existing.SetAnnotations(annotations)
 	existing.SetOwnerReferences(desired.GetOwnerReferences())
-	return d.client.Update(ctx, existing)
+	if err := d.client.Update(ctx, existing); err != nil {
+		return err
+	}
+	if after := SuspensionSummary(spec.Suspension); after != before {
+		d.recordSuspension(template, claim, after)
+	}
+	return nil
+}
+
+// recordSuspension tells a person, on the template, that dispatching was
+// suspended or resumed, where to and why (the annotation's reason).
+func (d *Detector) recordSuspension(template *unstructured.Unstructured, claim Claim, summary string) {
+	if summary == "" {
+		d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonDispatchingResumed,
+			"dispatching resumed to every cluster (policy %s)", claim.Key())
+		return
+	}
+	why := suspendedReason(template, claim)
+	if why != "" {
+		why = ": " + why
+	}
+	d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonDispatchingSuspended,
+		"dispatching suspended to %s (policy %s)%s", summary, claim.Key(), why)
 }
 
 // deleteBinding deletes the binding of a template that is gone, whatever

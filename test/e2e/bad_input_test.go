@@ -4,7 +4,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,17 +65,7 @@ spec:
     clusterAffinity: {clusterNames: [member1, member9]}
 `, ns, name)
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
-		Eventually(func() []string {
-			events := &corev1.EventList{}
-			Expect(hubClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
-			var found []string
-			for _, e := range events.Items {
-				if e.InvolvedObject.Kind == "PropagationPolicy" && e.InvolvedObject.Name == name {
-					found = append(found, e.Reason+": "+e.Message)
-				}
-			}
-			return found
-		}).Should(ContainElement(And(HavePrefix("UnknownCluster: "), ContainSubstring("member9"))))
+		Eventually(func() []string { return templateEvents(ns, "PropagationPolicy", name) }).Should(ContainElement(And(HavePrefix("UnknownCluster: "), ContainSubstring("member9"))))
 		Expect(memberImage("member2", ns, name)).To(BeEmpty())
 	})
 })

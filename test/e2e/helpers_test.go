@@ -229,3 +229,18 @@ func federatorBinary() string {
 }
 
 var _ = AfterSuite(gexec.CleanupBuildArtifacts)
+
+// templateEvents lists "reason: message" of the Events on a hub object.
+func templateEvents(ns, kind, name string) []string {
+	events := &corev1.EventList{}
+	if err := hubClient.List(ctx, events, client.InNamespace(ns)); err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
+			out = append(out, e.Reason+": "+e.Message)
+		}
+	}
+	return out
+}

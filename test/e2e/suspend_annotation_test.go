@@ -41,6 +41,8 @@ var _ = Describe("the propagation.federator.dev/suspended annotation", func() {
 				HaveField("Reason", "SuspendDispatching"), m)
 			Expect(dispatching(m, "Deployment", ns, "api")).To(HaveField("Reason", "Dispatching"), m)
 		}
+		Eventually(func() []string { return templateEvents(ns, "Deployment", "web") }).Should(ContainElement(
+			"DispatchingSuspended: dispatching suspended to every cluster (policy suspend-annotation/web): incident 4711"))
 		setImage(ns, "web", "nginx:1.27")
 		setImage(ns, "api", "nginx:1.27")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "api") }).Should(Equal(everywhere("nginx:1.27")))
@@ -58,6 +60,8 @@ var _ = Describe("the propagation.federator.dev/suspended annotation", func() {
 		annotate(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, nil)
 		annotate(&policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}, nil)
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }, "20s").Should(Equal(everywhere("nginx:1.27")))
+		Eventually(func() []string { return templateEvents(ns, "Deployment", "web") }).Should(ContainElement(
+			"DispatchingResumed: dispatching resumed to every cluster (policy suspend-annotation/web)"))
 		for m := range members {
 			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, "api") }).Should(
 				HaveField("Reason", "Dispatching"), m)

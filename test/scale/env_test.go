@@ -77,11 +77,12 @@ func startEnv(b *testing.B) *env {
 	if err != nil {
 		b.Fatalf("start the fleet (run `make binaries` first): %v", err)
 	}
-	var stopHub context.CancelFunc
+	hubCtx, stopHub := context.WithCancel(context.Background())
 	hubDone := make(chan error, 1)
+	hubRunning := false
 	b.Cleanup(func() {
-		if stopHub != nil {
-			stopHub()
+		stopHub()
+		if hubRunning {
 			select {
 			case err := <-hubDone:
 				if err != nil {
@@ -115,14 +116,13 @@ func startEnv(b *testing.B) *env {
 		}
 	}
 
-	var ctx context.Context
-	ctx, stopHub = context.WithCancel(context.Background())
 	ready := make(chan struct{})
-	go func() { hubDone <- hub.Run(ctx, e.fleet.Hub.Config, hub.DefaultOptions(), func() { close(ready) }) }()
+	hubRunning = true
+	go func() { hubDone <- hub.Run(hubCtx, e.fleet.Hub.Config, hub.DefaultOptions(), func() { close(ready) }) }()
 	select {
 	case <-ready:
 	case err := <-hubDone:
-		stopHub = nil
+		hubRunning = false
 		b.Fatalf("controllers stopped before they were ready: %v", err)
 	case <-time.After(2 * time.Minute):
 		b.Fatalf("controllers not ready within 2 minutes")
