@@ -48,7 +48,65 @@ func writeDecision(desired, existing *unstructured.Unstructured, hash, cluster s
 		return false, fmt.Errorf("resource(kind=%s, %s/%s) already exists in the cluster %s and the %s strategy value is empty, Karmada will not manage this resource: set spec.conflictResolution: Overwrite on the policy (or the annotation on the template) to take it over",
 			desired.GetKind(), desired.GetNamespace(), desired.GetName(), cluster, workv1alpha2.ResourceConflictResolutionAnnotation)
 	}
-	return existing.GetAnnotations()[workkeys.AppliedHashAnnotation] != hash, nil
+	if existing.GetAnnotations()[workkeys.AppliedHashAnnotation] != hash {
+		return true, nil
+	}
+	// Same desired state as last applied: write only if someone changed the
+	// member object away from it (drift), as Karmada's object watcher does.
+	return !contains(existing.Object, desired.Object), nil
+}
+
+// contains reports whether have holds everything want sets: maps may carry
+// more keys (defaults, other managers' fields), lists must match item by
+// item. What the hash cannot see — an edit made in the member — shows here.
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			hv, found := h[k]
+			if !found {
+				if wv == nil {
+					continue
+				}
+				return false
+			}
+			if !contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case int64, float64, int32, int:
+		return numeric(have) == numeric(want)
+	default:
+		return have == want
+	}
+}
+
+func numeric(v any) any {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case int:
+		return float64(n)
+	}
+	return v
 }
 
 // applyManifest makes the member hold manifest, writing only when the

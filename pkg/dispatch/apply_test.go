@@ -15,11 +15,49 @@ func obj(labels, annotations map[string]string) *unstructured.Unstructured {
 	return u
 }
 
+func withData(u *unstructured.Unstructured, v string) *unstructured.Unstructured {
+	u.Object["data"] = map[string]any{"level": v}
+	return u
+}
+
+func withExtra(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u.Object["data"].(map[string]any)["defaulted"] = "by the member"
+	return u
+}
+
+func TestContains(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		have, want any
+		ok         bool
+	}{
+		{"equal scalars", "a", "a", true},
+		{"different scalars", "a", "b", false},
+		{"int64 and float64 of one value", float64(2), int64(2), true},
+		{"extra keys in have", map[string]any{"a": "1", "b": "2"}, map[string]any{"a": "1"}, true},
+		{"missing key in have", map[string]any{"b": "2"}, map[string]any{"a": "1"}, false},
+		{"nil wanted and absent", map[string]any{}, map[string]any{"a": nil}, true},
+		{"lists item by item", []any{map[string]any{"name": "c", "image": "x", "defaulted": true}},
+			[]any{map[string]any{"name": "c", "image": "x"}}, true},
+		{"lists of other length", []any{"a", "b"}, []any{"a"}, false},
+		{"changed list item", []any{map[string]any{"image": "y"}}, []any{map[string]any{"image": "x"}}, false},
+		{"type mismatch", "a", map[string]any{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := contains(tc.have, tc.want); got != tc.ok {
+				t.Errorf("contains = %v, want %v", got, tc.ok)
+			}
+		})
+	}
+}
+
 func TestWriteDecision(t *testing.T) {
 	managed := map[string]string{"karmada.io/managed": "true"}
 	abort := map[string]string{"work.karmada.io/conflict-resolution": "abort"}
 	overwrite := map[string]string{"work.karmada.io/conflict-resolution": "overwrite"}
-	stamped := func(h string) map[string]string { return map[string]string{"work.federator.dev/applied-hash": h} }
+	stamped := func(h string) map[string]string {
+		return map[string]string{"work.federator.dev/applied-hash": h, "work.karmada.io/conflict-resolution": "abort"}
+	}
 	for _, tc := range []struct {
 		name      string
 		desired   *unstructured.Unstructured
@@ -29,6 +67,10 @@ func TestWriteDecision(t *testing.T) {
 	}{
 		{"absent is created", obj(nil, abort), nil, true, ""},
 		{"managed and same hash is not written", obj(nil, abort), obj(managed, stamped("h1")), false, ""},
+		{"managed, same hash, but changed in the member is written", withData(obj(nil, abort), "a"),
+			withData(obj(managed, stamped("h1")), "edited"), true, ""},
+		{"managed, same hash, member has extra defaults: not written", withData(obj(nil, abort), "a"),
+			withExtra(withData(obj(managed, stamped("h1")), "a")), false, ""},
 		{"managed and other hash is written", obj(nil, abort), obj(managed, stamped("h0")), true, ""},
 		{"managed without hash is written", obj(nil, abort), obj(managed, nil), true, ""},
 		{"foreign object with abort is refused", obj(nil, abort), obj(nil, nil), false, "already exists in the cluster member1"},

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("drift in a member", func() {
+	const ns, name = "drift", "web"
+
+	It("is put back to what the hub says, unless the member is suspended", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+
+		editInMember := func(member, image string) {
+			GinkgoHelper()
+			d := &appsv1.Deployment{}
+			Expect(members[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+			d.Spec.Template.Spec.Containers[0].Image = image
+			Expect(members[member].Update(ctx, d)).To(Succeed())
+		}
+
+		By("editing the Deployment directly in member1")
+		editInMember("member1", "nginx:edited")
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
+
+		By("editing it in member2 while member2 is suspended: held means hands off")
+		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}}`)
+		Eventually(func() *metav1.Condition { return dispatching("member2", "Deployment", ns, name) }).Should(And(
+			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))
+		editInMember("member2", "nginx:hotfix")
+		Consistently(func() string { return memberImage("member2", ns, name) }, "3s").Should(Equal("nginx:hotfix"))
+
+		By("resuming member2 puts the hub's version back")
+		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
+		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.25"))
+	})
+})
