@@ -34,12 +34,12 @@ func (k writeKey) resource() string {
 // writes is a reading of the hub API server's write counters.
 type writes map[writeKey]float64
 
-// scrapeWrites reads the hub kube-apiserver's /metrics and keeps the
-// apiserver_request_total series of writing verbs.
+// scrapeWrites reads a kube-apiserver's /metrics (the hub's or a member's)
+// and keeps the apiserver_request_total series of writing verbs.
 func scrapeWrites(ctx context.Context, cs kubernetes.Interface) (writes, error) {
 	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("GET /metrics from the hub: %w", err)
+		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
 	out := writes{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -60,7 +60,7 @@ func scrapeWrites(ctx context.Context, cs kubernetes.Interface) (writes, error) 
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
 		if err != nil {
-			return nil, fmt.Errorf("hub /metrics: %q: %w", line, err)
+			return nil, fmt.Errorf("/metrics: %q: %w", line, err)
 		}
 		out[writeKey{Verb: labels["verb"], Resource: labels["resource"], Subresource: labels["subresource"],
 			Code: labels["code"]}] += v
@@ -141,21 +141,31 @@ func (w writes) conflicts() float64 {
 	return sum
 }
 
-// contributor is the writes of one verb on one resource (all codes).
+// contributor is the writes of one verb on one resource (all codes), and
+// how many of them the API server refused with 409 Conflict.
 type contributor struct {
-	verb, resource string
-	count          float64
+	verb, resource    string
+	count, conflicted float64
 }
 
 // biggest lists the writes by verb and resource, largest first.
 func (w writes) biggest() []contributor {
-	sums := map[[2]string]float64{}
+	sums := map[[2]string]*contributor{}
 	for k, v := range w {
-		sums[[2]string{k.Verb, k.resource()}] += v
+		key := [2]string{k.Verb, k.resource()}
+		c := sums[key]
+		if c == nil {
+			c = &contributor{verb: k.Verb, resource: k.resource()}
+			sums[key] = c
+		}
+		c.count += v
+		if k.Code == "409" {
+			c.conflicted += v
+		}
 	}
 	out := make([]contributor, 0, len(sums))
-	for k, v := range sums {
-		out = append(out, contributor{verb: k[0], resource: k[1], count: v})
+	for _, c := range sums {
+		out = append(out, *c)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].count != out[j].count {
@@ -167,7 +177,7 @@ func (w writes) biggest() []contributor {
 }
 
 // breakdown formats the writes for a log line: total, per template, then
-// every verb+resource with its share per template.
+// every verb+resource with its share per template and its 409s.
 func (w writes) breakdown(perTemplate int) string {
 	var b strings.Builder
 	total := w.total()
@@ -176,12 +186,15 @@ func (w writes) breakdown(perTemplate int) string {
 		fmt.Fprintf(&b, " (%.2f/template)", total/float64(perTemplate))
 	}
 	if c := w.conflicts(); c > 0 {
-		fmt.Fprintf(&b, ", %.0f refused with 409 Conflict", c)
+		fmt.Fprintf(&b, ", %.0f of them refused with 409 Conflict", c)
 	}
 	for _, c := range w.biggest() {
-		fmt.Fprintf(&b, "\n\t\t%-7s %-28s %6.0f", c.verb, c.resource, c.count)
+		fmt.Fprintf(&b, "\n\t\t%-7s %-26s %6.0f", c.verb, c.resource, c.count)
 		if perTemplate > 0 {
 			fmt.Fprintf(&b, "  %5.2f/template", c.count/float64(perTemplate))
+		}
+		if c.conflicted > 0 {
+			fmt.Fprintf(&b, "  (409: %.0f)", c.conflicted)
 		}
 	}
 	return b.String()

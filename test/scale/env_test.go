@@ -3,11 +3,17 @@ package scale
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +46,8 @@ type env struct {
 	// hubCS reads the hub API server's /metrics.
 	hubCS   kubernetes.Interface
 	members map[string]client.Client
+	// memberCS read the members' /metrics.
+	memberCS map[string]kubernetes.Interface
 	// log receives the controllers' log; it counts error lines.
 	log *errorCountingWriter
 }
@@ -92,10 +100,12 @@ func startEnv(b *testing.B) *env {
 				b.Errorf("controllers did not stop within a minute")
 			}
 		}
+		started := children()
 		if err := e.fleet.Stop(); err != nil {
 			b.Errorf("stop the fleet: %v", err)
 		}
 		_ = logFile.Close()
+		checkStopped(b, started)
 	})
 
 	cfg := rest.CopyConfig(e.fleet.Hub.Config)
@@ -107,7 +117,11 @@ func startEnv(b *testing.B) *env {
 		b.Fatal(err)
 	}
 	e.members = map[string]client.Client{}
+	e.memberCS = map[string]kubernetes.Interface{}
 	for _, m := range e.fleet.Members {
+		if e.memberCS[m.Name], err = kubernetes.NewForConfig(m.Config); err != nil {
+			b.Fatal(err)
+		}
 		if err := membership.Register(context.Background(), e.hub, m.Name, m.Config); err != nil {
 			b.Fatalf("register %s: %v", m.Name, err)
 		}
@@ -131,40 +145,72 @@ func startEnv(b *testing.B) *env {
 }
 
 // errorCountingWriter passes the controllers' JSON log on and counts the
-// error lines (reconcile errors, failed writes), keeping the first few.
+// error lines (reconcile errors, failed writes) by controller and error,
+// with object names left out so that alike errors add up.
 type errorCountingWriter struct {
 	w io.Writer
 
 	mu     sync.Mutex
-	errors int
-	first  []string
+	counts map[string]int
 }
+
+var quoted = regexp.MustCompile(`"[^"]*"`)
 
 func (c *errorCountingWriter) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	for _, line := range bytes.Split(p, []byte("\n")) {
-		if bytes.Contains(line, []byte(`"level":"error"`)) {
-			c.errors++
-			if len(c.first) < 5 {
-				c.first = append(c.first, string(line))
-			}
+		if !bytes.Contains(line, []byte(`"level":"error"`)) {
+			continue
 		}
+		var entry struct{ Msg, Controller, Error string }
+		_ = json.Unmarshal(line, &entry)
+		msg := entry.Error
+		if msg == "" {
+			msg = entry.Msg
+		}
+		msg = strings.ReplaceAll(quoted.ReplaceAllString(msg, `"…"`), "\n", " | ")
+		if len(msg) > 160 {
+			msg = msg[:160] + "…"
+		}
+		if c.counts == nil {
+			c.counts = map[string]int{}
+		}
+		c.counts[entry.Controller+": "+msg]++
 	}
 	c.mu.Unlock()
 	return c.w.Write(p)
 }
 
-// errorCount is how many error lines the controllers logged so far.
-func (c *errorCountingWriter) errorCount() int {
+// snapshot is the error counts so far.
+func (c *errorCountingWriter) snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.errors
+	return maps.Clone(c.counts)
 }
 
-func (c *errorCountingWriter) firstErrors() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.first...)
+// errorsSince formats the errors logged since an earlier snapshot, most
+// frequent first; "" when there were none.
+func (c *errorCountingWriter) errorsSince(earlier map[string]int) (int, string) {
+	type row struct {
+		what  string
+		count int
+	}
+	var rows []row
+	total := 0
+	for what, n := range c.snapshot() {
+		if d := n - earlier[what]; d > 0 {
+			rows = append(rows, row{what, d})
+			total += d
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].count > rows[j].count || rows[i].count == rows[j].count && rows[i].what < rows[j].what
+	})
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "\n\t\t%5d  %s", r.count, r.what)
+	}
+	return total, b.String()
 }
 
 // rssMB is this process's resident set size (the controllers, the
@@ -184,4 +230,70 @@ func rssMB() (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
+}
+
+// children lists the processes this process started that still run (the
+// fleet's kube-apiservers and etcds), as pid → command line.
+func children() map[int]string {
+	out := map[int]string{}
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces, so parse after ')'.
+		end := bytes.LastIndexByte(stat, ')')
+		if end < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[end+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(self) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out[pid] = strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return out
+}
+
+// processDirs are the directories named by --cert-dir and --data-dir on the
+// command lines: the fleet's working directories, which Stop removes.
+func processDirs(cmdlines map[int]string) []string {
+	var dirs []string
+	for _, cmd := range cmdlines {
+		for _, arg := range strings.Fields(cmd) {
+			for _, flag := range []string{"--cert-dir=", "--data-dir="} {
+				if dir, ok := strings.CutPrefix(arg, flag); ok {
+					dirs = append(dirs, filepath.Dir(dir))
+				}
+			}
+		}
+	}
+	return dirs
+}
+
+// checkStopped fails b if a process of the fleet, or its directory, is
+// still there after Stop.
+func checkStopped(b *testing.B, started map[int]string) {
+	b.Helper()
+	var pids []int
+	for pid := range started {
+		pids = append(pids, pid)
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
+			b.Errorf("process %d still runs after the fleet stopped: %s", pid, started[pid])
+		}
+	}
+	for _, dir := range processDirs(started) {
+		if _, err := os.Stat(dir); err == nil {
+			b.Errorf("%s is still there after the fleet stopped", dir)
+		}
+	}
+	sort.Ints(pids)
+	b.Logf("fleet stopped: processes %v gone, their directories removed", pids)
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,11 +40,16 @@ const (
 // then watches a settled fleet. Each size runs once (b.N is effectively 1:
 // run with -benchtime=1x); sizes share one fleet and one set of controllers
 // in their own namespaces, so the larger size runs beside the smaller one's
-// settled templates.
+// settled templates. ns/op is the whole size: propagation, the cycle, the
+// waits for a quiet hub and the settled period.
+//
+// The -v log breaks every step down by verb and resource (with the 409
+// Conflicts among them), lists the Events emitted by reason, the members'
+// writes, and the errors the controllers logged.
 //
 // Metrics (all but ns/op are per run, not per iteration):
 //
-//	s-to-propagate             templates + policy created → every member has all N
+//	s-to-propagate             policy + N templates created (one by one) → every member has all N
 //	hub-writes/template        hub writes (POST/PUT/PATCH/APPLY/DELETE, every client) from creation until the hub is quiet, / N
 //	ctrl-writes/template       the same less the benchmark's own writes (the controllers' share)
 //	s-to-resume                suspension removed → every member runs the new image everywhere
@@ -73,14 +77,12 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	for i := range n {
 		templates[fmt.Sprintf("web-%03d", i)] = true
 	}
-	errorsBefore := e.log.errorCount()
+	errorsBefore := e.log.snapshot()
 	// Start from a quiet hub, so what follows is this size's cost only.
-	e.mustQuiet(ctx, b, "before creating the templates")
+	start := e.quiet(ctx, b, "before creating the templates")
 	b.StartTimer()
 
-	// 1. Propagation: templates + policy → every member has every Deployment.
-	before := e.mustScrape(ctx, b)
-	ownBefore := e.ownWrites.Load()
+	// 1. Propagation: policy + templates → every member has every Deployment.
 	began := time.Now()
 	if err := e.createPolicy(ctx, ns); err != nil {
 		b.Fatalf("create policy: %v", err)
@@ -93,22 +95,22 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	created := time.Since(began)
 	e.waitMembersHave(ctx, b, ns, templates, imageV1, waitLimit)
 	propagated := time.Since(began)
-	atPropagated := e.mustScrape(ctx, b)
-	settled, quietAt := e.mustQuiet(ctx, b, "after propagation")
-	own := float64(e.ownWrites.Load() - ownBefore)
-	propagation := settled.since(before)
+	atPropagated := e.read(ctx, b)
+	settled := e.quiet(ctx, b, "after propagation")
+	propagation := settled.since(start)
 	b.ReportMetric(propagated.Seconds(), "s-to-propagate")
-	b.ReportMetric(propagation.total()/float64(n), "hub-writes/template")
-	b.ReportMetric((propagation.total()-own)/float64(n), "ctrl-writes/template")
-	b.Logf("propagation of %d templates: created in %s, in every member after %s, hub quiet %s after creation began",
-		n, created.Round(time.Millisecond), propagated.Round(time.Millisecond), quietAt.Sub(began).Round(time.Millisecond))
-	b.Logf("  writes until every member had them: %.0f; until the hub was quiet: %.0f (benchmark's own: %.0f)",
-		atPropagated.since(before).total(), propagation.total(), own)
-	b.Logf("  propagation writes by verb and resource: %s", propagation.breakdown(n))
+	b.ReportMetric(propagation.writes.total()/float64(n), "hub-writes/template")
+	b.ReportMetric((propagation.writes.total()-propagation.own)/float64(n), "ctrl-writes/template")
+	b.Logf("propagation of %d templates: created in %s, in every member %s after creation began (%s after the last create), hub quiet after %s",
+		n, created.Round(time.Millisecond), propagated.Round(time.Millisecond), (propagated - created).Round(time.Millisecond),
+		settled.at.Sub(began).Round(time.Millisecond))
+	b.Logf("  hub writes until every member had them: %.0f; until the hub was quiet: %.0f, of which the benchmark's own %.0f",
+		atPropagated.since(start).writes.total(), propagation.writes.total(), propagation.own)
+	b.Logf("  by verb and resource: %s", propagation.writes.breakdown(n))
+	b.Logf("  Events emitted:%s", propagation.events)
+	b.Logf("  members: %s", propagation.members())
 
 	// 2. Suspend all → update every template → resume.
-	cycleBefore := e.mustScrape(ctx, b)
-	ownBefore = e.ownWrites.Load()
 	if err := e.patchPolicy(ctx, ns, `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
 		b.Fatalf("suspend: %v", err)
 	}
@@ -117,7 +119,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 		return dispatchingReason(w) == dispatch.ReasonSuspendDispatching
 	})
 	suspended := time.Since(began)
-	afterSuspend, _ := e.mustQuiet(ctx, b, "after suspending")
+	afterSuspend := e.quiet(ctx, b, "after suspending")
 
 	began = time.Now()
 	for name := range templates {
@@ -129,15 +131,15 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 		return workImage(w) == imageV2
 	})
 	updated := time.Since(began)
-	afterUpdate, _ := e.mustQuiet(ctx, b, "after updating the held templates")
+	afterUpdate := e.quiet(ctx, b, "after updating the held templates")
 	// A suspension that leaks is a correctness bug, not a cost: say so.
-	if counts, err := e.membersWithImage(ctx, ns, templates, imageV2); err != nil {
+	counts, err := e.membersWithImage(ctx, ns, templates, imageV2)
+	if err != nil {
 		b.Fatal(err)
-	} else {
-		for m, c := range counts {
-			if c > 0 {
-				b.Errorf("%s runs %s on %d Deployments while dispatching is suspended", m, imageV2, c)
-			}
+	}
+	for m, c := range counts {
+		if c > 0 {
+			b.Errorf("%s runs %s on %d Deployments while dispatching is suspended", m, imageV2, c)
 		}
 	}
 
@@ -147,26 +149,38 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	began = time.Now()
 	e.waitMembersHave(ctx, b, ns, templates, imageV2, waitLimit)
 	resumed := time.Since(began)
-	afterResume, quietAt := e.mustQuiet(ctx, b, "after resuming")
-	own = float64(e.ownWrites.Load() - ownBefore)
-	cycle := afterResume.since(cycleBefore)
+	afterResume := e.quiet(ctx, b, "after resuming")
+	cycle := afterResume.since(settled)
 	b.ReportMetric(resumed.Seconds(), "s-to-resume")
-	b.ReportMetric(cycle.total()/float64(n), "hub-writes/template-resume")
-	b.ReportMetric((cycle.total()-own)/float64(n), "ctrl-writes/template-resume")
-	b.Logf("suspend→update→resume of %d templates: all Works held after %s, all Works at %s after %s, every member at %s %s after resuming (hub quiet %s after resuming)",
+	b.ReportMetric(cycle.writes.total()/float64(n), "hub-writes/template-resume")
+	b.ReportMetric((cycle.writes.total()-cycle.own)/float64(n), "ctrl-writes/template-resume")
+	b.Logf("suspend→update→resume of %d templates: every Work held %s after suspending; every Work at %s %s after the first update; every member at %s %s after resuming (hub quiet after %s)",
 		n, suspended.Round(time.Millisecond), imageV2, updated.Round(time.Millisecond), imageV2,
-		resumed.Round(time.Millisecond), quietAt.Sub(began).Round(time.Millisecond))
-	b.Logf("  cycle writes: %.0f (benchmark's own: %.0f)", cycle.total(), own)
-	b.Logf("  suspend step: %s", afterSuspend.since(cycleBefore).breakdown(n))
-	b.Logf("  update-while-held step: %s", afterUpdate.since(afterSuspend).breakdown(n))
-	b.Logf("  resume step: %s", afterResume.since(afterUpdate).breakdown(n))
+		resumed.Round(time.Millisecond), afterResume.at.Sub(began).Round(time.Millisecond))
+	b.Logf("  hub writes for the cycle: %.0f, of which the benchmark's own %.0f", cycle.writes.total(), cycle.own)
+	for _, step := range []struct {
+		name string
+		d    delta
+	}{
+		{"suspend", afterSuspend.since(settled)},
+		{"update while held", afterUpdate.since(afterSuspend)},
+		{"resume", afterResume.since(afterUpdate)},
+	} {
+		b.Logf("  %s step (benchmark's own writes: %.0f): %s", step.name, step.d.own, step.d.writes.breakdown(n))
+		b.Logf("    Events emitted:%s", step.d.events)
+		b.Logf("    members: %s", step.d.members())
+	}
 
 	// 3. A settled fleet: nothing changes for settledPeriod.
-	quietBefore := e.mustScrape(ctx, b)
+	quietBegan := e.read(ctx, b)
 	time.Sleep(settledPeriod)
-	quiet := e.mustScrape(ctx, b).since(quietBefore)
-	b.ReportMetric(quiet.total(), "settled-hub-writes")
-	b.Logf("settled %s: %s", settledPeriod, quiet.breakdown(0))
+	quiet := e.read(ctx, b).since(quietBegan)
+	b.ReportMetric(quiet.writes.total(), "settled-hub-writes")
+	b.Logf("settled for %s: %s", settledPeriod, quiet.writes.breakdown(0))
+	b.Logf("  members: %s", quiet.members())
+	if len(quiet.events) > 0 {
+		b.Logf("  Events emitted while settled:%s", quiet.events)
+	}
 
 	// 4. Memory of this process.
 	rss, err := rssMB()
@@ -180,33 +194,88 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	b.Logf("memory: VmRSS %.0f MB, Go heap in use after GC %.0f MB, goroutines %d",
 		rss, float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine())
 
-	if errs := e.log.errorCount() - errorsBefore; errs > 0 {
-		b.Logf("the controllers logged %d errors during this size; the first ones:\n\t%s",
-			errs, strings.Join(e.log.firstErrors(), "\n\t"))
+	if n, rows := e.log.errorsSince(errorsBefore); n > 0 {
+		b.Logf("the controllers logged %d errors during this size (controller: error):%s", n, rows)
 	}
 }
 
-func (e *env) mustScrape(ctx context.Context, b *testing.B) writes {
+// reading is the hub's write counters, its Events and the benchmark's own
+// write count at one moment.
+type reading struct {
+	at     time.Time
+	writes writes
+	events eventCounts
+	own    int64
+	// memberWrites are the members' API server write counters, summed.
+	memberWrites writes
+}
+
+// delta is what happened between two readings.
+type delta struct {
+	writes       writes
+	events       eventCounts
+	own          float64
+	memberWrites writes
+}
+
+func (r reading) since(earlier reading) delta {
+	return delta{writes: r.writes.since(earlier.writes), events: r.events.since(earlier.events),
+		own: float64(r.own - earlier.own), memberWrites: r.memberWrites.since(earlier.memberWrites)}
+}
+
+// members formats the members' writes: every member object write costs a
+// member API server, and an unchanged object must not be written at all.
+func (d delta) members() string {
+	var deployments float64
+	for k, v := range d.memberWrites {
+		if k.Resource == "deployments" {
+			deployments += v
+		}
+	}
+	return fmt.Sprintf("%.0f writes in the %d members, %.0f of them to Deployments",
+		d.memberWrites.total(), memberCount, deployments)
+}
+
+func (e *env) read(ctx context.Context, b *testing.B) reading {
 	b.Helper()
+	own := e.ownWrites.Load()
 	w, err := scrapeWrites(ctx, e.hubCS)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return w
+	ev, err := e.events(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	members := writes{}
+	for m, cs := range e.memberCS {
+		mw, err := scrapeWrites(ctx, cs)
+		if err != nil {
+			b.Fatalf("%s: %v", m, err)
+		}
+		for k, v := range mw {
+			members[k] += v
+		}
+	}
+	return reading{at: time.Now(), writes: w, events: ev, own: own, memberWrites: members}
 }
 
-// mustQuiet waits until the hub is quiet (see waitQuiet) and returns the
-// reading then. A hub still writing after settleLimit is reported, with what
-// it kept writing, and the run goes on from that reading.
-func (e *env) mustQuiet(ctx context.Context, b *testing.B, when string) (writes, time.Time) {
+// quiet waits until the hub is quiet (see waitQuiet) and returns a reading
+// taken then. A hub still writing after settleLimit is reported, with what
+// it kept writing, and the run goes on from there.
+func (e *env) quiet(ctx context.Context, b *testing.B, when string) reading {
 	b.Helper()
-	start := e.mustScrape(ctx, b)
+	start := e.read(ctx, b)
 	w, at, quiet, err := e.waitQuiet(ctx, quietFor, settleLimit)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if !quiet {
-		b.Logf("the hub was still writing %s %s: %s", settleLimit, when, w.since(start).breakdown(0))
+		b.Logf("the hub was still writing %s %s: %s", settleLimit, when, w.since(start.writes).breakdown(0))
 	}
-	return w, at
+	r := e.read(ctx, b)
+	// The counters as of the last write: the quiet seconds after it add
+	// only leases, which are left out of quietness anyway.
+	r.writes, r.at = w, at
+	return r
 }
