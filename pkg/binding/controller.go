@@ -86,6 +86,15 @@ func (r *Reconciler) newView() view {
 // Reconcile places the binding, writes one Work per target cluster, deletes
 // the Works of clusters no longer targeted and aggregates their status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	result, err := r.reconcile(ctx, req)
+	if isConflict(err) {
+		// The cache is behind a write; the next attempt sees it.
+		return ctrl.Result{Requeue: true}, nil
+	}
+	return result, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := r.newView()
 	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -127,6 +136,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	syncErr := r.syncWorks(ctx, b, template)
+	if isConflict(syncErr) {
+		// Routine: a Work changed since the cache saw it. Try again quietly.
+		return ctrl.Result{Requeue: true}, nil
+	}
 	if syncErr != nil {
 		r.Recorder.Event(b.obj, corev1.EventTypeWarning, EventReasonSyncWorkFailed, syncErr.Error())
 	}
@@ -430,4 +443,20 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 	}
 	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
 	return client.IgnoreNotFound(r.Client.Update(ctx, b.obj))
+}
+
+// isConflict reports whether err is only optimistic-concurrency conflicts.
+func isConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !isConflict(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return apierrors.IsConflict(err)
 }

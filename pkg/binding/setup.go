@@ -6,10 +6,12 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,7 +33,8 @@ func Setup(mgr ctrl.Manager, workers int) error {
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			For(obj).
-			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped))).
+			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
+				builder.WithPredicates(workStatusChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped)),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 			WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
@@ -82,4 +85,17 @@ func allBindings(c client.Client, clusterScoped bool) handler.MapFunc {
 		}
 		return reqs
 	}
+}
+
+// workStatusChanged passes what a binding must react to from its Works: a
+// new status to aggregate, and a Work deleted by someone else. The binding's
+// own creates and spec updates are not news to it.
+type workStatusChanged struct{ predicate.Funcs }
+
+func (workStatusChanged) Create(event.CreateEvent) bool { return false }
+
+func (workStatusChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*workv1alpha1.Work)
+	n, ok2 := e.ObjectNew.(*workv1alpha1.Work)
+	return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status, n.Status)
 }

@@ -2,9 +2,12 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/google/uuid"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
@@ -27,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // Event reasons on templates and policies (Karmada's where it has them).
@@ -183,8 +187,15 @@ func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) 
 			"policy %s is invalid, the template is left as it was: %v", claim.Key(), errs.ToAggregate())
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, d.writeBinding(ctx, template, claim)
+	err = d.writeBinding(ctx, template, claim)
+	if errors.Is(err, errRequeue) || apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+	}
+	return ctrl.Result{}, err
 }
+
+// errRequeue asks for a quiet retry once the cache has caught up.
+var errRequeue = errors.New("requeue")
 
 // Binding returns the binding the detector writes for template and claim.
 func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *workv1alpha2.ResourceBindingSpec) {
@@ -206,6 +217,10 @@ func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *
 	}
 	meta := metav1.ObjectMeta{
 		Name: names.GenerateBindingName(template.GetKind(), template.GetName()),
+		// What Karmada's webhook adds at creation, so the binding controller
+		// need not write the binding once more to add it.
+		Finalizers: []string{bindingFinalizer(template)},
+		Labels:     map[string]string{bindingIDLabel(template): uuid.NewString()},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
 			Name: template.GetName(), UID: template.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		Annotations: map[string]string{},
@@ -254,6 +269,10 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
 		if err := d.client.Create(ctx, desired); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				// Created by an earlier pass the cache has not seen yet.
+				return errRequeue
+			}
 			return err
 		}
 		d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
@@ -341,4 +360,18 @@ func (templateChanged) Update(e event.UpdateEvent) bool {
 	return o.GetGeneration() != n.GetGeneration() ||
 		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
 		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations())
+}
+
+func bindingFinalizer(template *unstructured.Unstructured) string {
+	if template.GetNamespace() == "" {
+		return workkeys.ClusterBindingFinalizer
+	}
+	return workkeys.BindingFinalizer
+}
+
+func bindingIDLabel(template *unstructured.Unstructured) string {
+	if template.GetNamespace() == "" {
+		return workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	return workv1alpha2.ResourceBindingPermanentIDLabel
 }

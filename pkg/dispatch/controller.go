@@ -64,10 +64,15 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 
 	status := work.Status.DeepCopy()
+	// Events describe transitions; they are sent only once the status that
+	// records the transition is stored, so a reconcile working from a stale
+	// cache (its write refused) sends none.
+	var events []func()
 	dispatching, held := DispatchingCondition(work)
-	dispatching.ObservedGeneration = work.Generation
 	if setCondition(status, dispatching) {
-		r.Recorder.Event(work, corev1.EventTypeNormal, EventReasonWorkDispatching, dispatching.Message)
+		events = append(events, func() {
+			r.Recorder.Event(work, corev1.EventTypeNormal, EventReasonWorkDispatching, dispatching.Message)
+		})
 	}
 
 	var syncErr error
@@ -83,14 +88,23 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		syncErr = r.apply(ctx, member, work, status)
 	}
 	if !held || err != nil {
-		r.setApplied(work, status, syncErr)
+		if event := r.setApplied(work, status, syncErr); event != nil {
+			events = append(events, event)
+		}
 	}
 
 	if !equality.Semantic.DeepEqual(status, &work.Status) {
 		work.Status = *status
 		if err := r.Hub.Status().Update(ctx, work); err != nil {
+			if apierrors.IsConflict(err) {
+				// A newer Work is on its way through the cache.
+				return ctrl.Result{Requeue: true}, syncErr
+			}
 			return ctrl.Result{}, errors.Join(syncErr, err)
 		}
+	}
+	for _, event := range events {
+		event()
 	}
 	return ctrl.Result{}, syncErr
 }
@@ -156,7 +170,9 @@ func (r *WorkReconciler) ensureWatch(ctx context.Context, manifest *unstructured
 	}
 }
 
-func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, status *workv1alpha1.WorkStatus, syncErr error) {
+// setApplied records the outcome of applying and returns the event that
+// tells a person about a transition, nil when there is none.
+func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, status *workv1alpha1.WorkStatus, syncErr error) func() {
 	applied := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
 		Reason: ReasonAppliedSuccessful, Message: MessageAppliedSuccessful, ObservedGeneration: work.Generation}
 	if syncErr != nil {
@@ -164,15 +180,18 @@ func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, status *workv1alpha
 			Reason: ReasonAppliedFailed, Message: syncErr.Error(), ObservedGeneration: work.Generation}
 	}
 	if !setCondition(status, applied) {
-		return
+		return nil
 	}
 	if syncErr != nil {
-		r.Recorder.Eventf(work, corev1.EventTypeWarning, EventReasonSyncFailed,
-			"Failed to sync work(%s/%s) to cluster(%s): %v", work.Namespace, work.Name, r.Cluster, syncErr)
-		return
+		return func() {
+			r.Recorder.Eventf(work, corev1.EventTypeWarning, EventReasonSyncFailed,
+				"Failed to sync work(%s/%s) to cluster(%s): %v", work.Namespace, work.Name, r.Cluster, syncErr)
+		}
 	}
-	r.Recorder.Eventf(work, corev1.EventTypeNormal, EventReasonSyncSucceed,
-		"Sync work(%s/%s) to cluster(%s) successful.", work.Namespace, work.Name, r.Cluster)
+	return func() {
+		r.Recorder.Eventf(work, corev1.EventTypeNormal, EventReasonSyncSucceed,
+			"Sync work(%s/%s) to cluster(%s) successful.", work.Namespace, work.Name, r.Cluster)
+	}
 }
 
 // delete removes the Work's objects from the member, whatever holds the

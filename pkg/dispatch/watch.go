@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -55,7 +57,7 @@ func (w *memberWatch) ensure(ctx context.Context, gvk schema.GroupVersionKind) e
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	if err := w.controller.Watch(source.Kind(w.cache, client.Object(obj),
-		handler.EnqueueRequestsFromMapFunc(workOfMemberObject))); err != nil {
+		handler.EnqueueRequestsFromMapFunc(workOfMemberObject), notOwnApply{})); err != nil {
 		return fmt.Errorf("watch %s in cluster %s: %w", gvk, w.cluster, err)
 	}
 	w.watched[gvk] = true
@@ -98,4 +100,17 @@ func workOfMemberObject(_ context.Context, o client.Object) []reconcile.Request 
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{
 		Namespace: a[workv1alpha2.WorkNamespaceAnnotation], Name: a[workv1alpha2.WorkNameAnnotation]}}}
+}
+
+// notOwnApply drops the member events federator's own writes cause: a
+// create, or an update that stamps a new applied hash. The reconcile that
+// wrote already knows the result; requeueing it would only race the hub
+// cache. Status changes, edits by others and deletions pass.
+type notOwnApply struct{ predicate.Funcs }
+
+func (notOwnApply) Create(event.CreateEvent) bool { return false }
+
+func (notOwnApply) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetAnnotations()[workkeys.AppliedHashAnnotation] ==
+		e.ObjectNew.GetAnnotations()[workkeys.AppliedHashAnnotation]
 }
