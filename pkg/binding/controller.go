@@ -422,8 +422,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, b view, status *workv1alph
 	if equality.Semantic.DeepEqual(status, b.status) {
 		return nil
 	}
+	// A merge patch carries no resourceVersion: the status is computed whole
+	// from the Works, so a reconcile from a slightly stale binding is
+	// corrected by the next one instead of failing with a conflict.
+	patch := client.MergeFrom(b.obj.DeepCopyObject().(client.Object))
 	*b.status = *status
-	return r.Client.Status().Update(ctx, b.obj)
+	return r.Client.Status().Patch(ctx, b.obj, patch)
 }
 
 // finalize deletes the binding's Works (their own finalizer then removes
