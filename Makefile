@@ -12,6 +12,7 @@ KUBE_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitMinor=34 \
 	-X k8s.io/component-base/version.gitTreeState=clean
 CONTROLLER_GEN_VERSION := v0.19.0
+STATICCHECK_VERSION := v0.8.2
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
@@ -45,6 +46,7 @@ manifests:
 
 vet:
 	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 fmt:
 	gofmt -l -w $$(git ls-files '*.go')

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -89,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	result, err := r.reconcile(ctx, req)
 	if isConflict(err) {
 		// The cache is behind a write; the next attempt sees it.
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	return result, err
 }
@@ -138,7 +139,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	syncErr := r.syncWorks(ctx, b, template)
 	if isConflict(syncErr) {
 		// Routine: a Work changed since the cache saw it. Try again quietly.
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	if syncErr != nil {
 		r.Recorder.Event(b.obj, corev1.EventTypeWarning, EventReasonSyncWorkFailed, syncErr.Error())

@@ -98,7 +98,7 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		if err := r.Hub.Status().Update(ctx, work); err != nil {
 			if apierrors.IsConflict(err) {
 				// A newer Work is on its way through the cache.
-				return ctrl.Result{Requeue: true}, syncErr
+				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, syncErr
 			}
 			return ctrl.Result{}, errors.Join(syncErr, err)
 		}
@@ -131,6 +131,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 		}
 	}
 	if len(errs) > 0 {
+		//lint:ignore ST1005 Karmada's Applied condition message, matched exactly
 		return fmt.Errorf("Failed to apply all manifests (%d/%d): %w",
 			len(work.Spec.Workload.Manifests)-len(errs), len(work.Spec.Workload.Manifests), errors.Join(errs...))
 	}
