@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 func TestResolve(t *testing.T) {
@@ -95,5 +96,42 @@ func TestClaimMetadata(t *testing.T) {
 	}
 	if l, a, changed := ClaimMetadata(tmpl, Claim{}, false); !changed || len(l) != 1 || len(a) != 1 {
 		t.Errorf("releasing the claim: changed=%v labels=%v annotations=%v", changed, l, a)
+	}
+}
+
+func TestTemplateChanged(t *testing.T) {
+	base := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "shop", "resourceVersion": "1", "generation": int64(1),
+				"labels": map[string]any{"app": "web"}},
+			"spec":   map[string]any{"replicas": int64(2)},
+			"status": map[string]any{"replicas": int64(0)}}}
+		return u
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*unstructured.Unstructured)
+		want   bool
+	}{
+		{"spec", func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"replicas": int64(3)} }, true},
+		{"a label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "web", "tier": "front"}) }, true},
+		{"the suspended annotation", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{"propagation.federator.dev/suspended": "true"})
+		}, true},
+		{"status only", func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"replicas": int64(2)} }, false},
+		{"resourceVersion only", func(u *unstructured.Unstructured) { u.SetResourceVersion("2") }, false},
+		{"the detector's own claim", func(u *unstructured.Unstructured) {
+			u.SetLabels(map[string]string{"app": "web", "propagationpolicy.karmada.io/permanent-id": "id"})
+			u.SetAnnotations(map[string]string{"propagationpolicy.karmada.io/name": "web",
+				"propagationpolicy.karmada.io/namespace": "shop"})
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, n := base(), base()
+			tc.change(n)
+			if got := (templateChanged{}).Update(event.UpdateEvent{ObjectOld: o, ObjectNew: n}); got != tc.want {
+				t.Errorf("templateChanged = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

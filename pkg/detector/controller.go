@@ -347,19 +347,31 @@ func (d *Detector) deleteBinding(ctx context.Context, key Key) error {
 	return client.IgnoreNotFound(d.client.Delete(ctx, b))
 }
 
-// templateChanged passes template updates that can change a binding: spec
-// (generation), labels, annotations; and every update of kinds without a
-// generation (ConfigMaps, Secrets).
+// templateChanged passes template updates that can change what members
+// get: anything but status, bookkeeping metadata and the claim the detector
+// itself records (reacting to its own claim would only race the cache).
 type templateChanged struct{ predicate.Funcs }
 
 func (templateChanged) Update(e event.UpdateEvent) bool {
-	o, n := e.ObjectOld, e.ObjectNew
-	if n.GetGeneration() == 0 {
-		return o.GetResourceVersion() != n.GetResourceVersion()
+	o, ok1 := e.ObjectOld.(*unstructured.Unstructured)
+	n, ok2 := e.ObjectNew.(*unstructured.Unstructured)
+	if !ok1 || !ok2 {
+		return true
 	}
-	return o.GetGeneration() != n.GetGeneration() ||
-		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
-		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations())
+	return !equality.Semantic.DeepEqual(significant(o), significant(n))
+}
+
+// significant is what of a template reaches its binding and members.
+func significant(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	delete(c.Object, "status")
+	for _, f := range []string{"resourceVersion", "managedFields", "generation"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	labels, annotations, _ := ClaimMetadata(c, Claim{}, false)
+	c.SetLabels(labels)
+	c.SetAnnotations(annotations)
+	return c.Object
 }
 
 func bindingFinalizer(template *unstructured.Unstructured) string {
