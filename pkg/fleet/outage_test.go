@@ -14,18 +14,7 @@ import (
 // open watch must not keep the API server from stopping (it would, for its
 // whole request timeout, and envtest then loses track of the process).
 func TestStopAPIServerWithOpenWatch(t *testing.T) {
-	isolateTempDir(t)
-	bin := requireBinaries(t, false)
-	f, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 1, BinDir: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := f.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	member := f.Members[0]
+	member := startOneMember(t)
 	w, err := kubernetes.NewForConfigOrDie(member.Config).CoreV1().ConfigMaps("default").Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,18 +33,7 @@ func TestStopAPIServerWithOpenWatch(t *testing.T) {
 
 // A paused API server answers nothing until resumed, then answers again.
 func TestPauseAPIServer(t *testing.T) {
-	isolateTempDir(t)
-	bin := requireBinaries(t, false)
-	f, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 1, BinDir: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := f.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	member := f.Members[0]
+	member := startOneMember(t)
 	if err := member.PauseAPIServer(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,4 +48,22 @@ func TestPauseAPIServer(t *testing.T) {
 	if _, err := kubernetes.NewForConfigOrDie(member.Config).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
 		t.Fatalf("after resume: %v", err)
 	}
+}
+
+// startOneMember starts a hub and one member for the test and stops them
+// when it ends.
+func startOneMember(t *testing.T) *Cluster {
+	t.Helper()
+	isolateTempDir(t)
+	bin := requireBinaries(t, false)
+	f, err := Start(context.Background(), Options{Dir: t.TempDir(), Members: 1, BinDir: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return f.Members[0]
 }

@@ -17,10 +17,14 @@ var _ = Describe("bad input", func() {
 		deployment(ns, name, "nginx:1.25")
 		propagationPolicy(ns, name, "")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
-		versions := map[string]string{}
-		for m := range members {
-			versions[m] = memberResourceVersion(m, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		memberVersions := func() map[string]string {
+			out := map[string]string{}
+			for m := range members {
+				out[m] = memberResourceVersion(m, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+			}
+			return out
 		}
+		versions := memberVersions()
 
 		err := apply(`
 apiVersion: policy.karmada.io/v1alpha1
@@ -39,13 +43,7 @@ spec:
 		pp := &policyv1alpha1.PropagationPolicy{}
 		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp)).To(Succeed())
 		Expect(pp.Spec.Suspension).To(BeNil(), "the refused change is not stored")
-		Consistently(func() map[string]string {
-			now := map[string]string{}
-			for m := range members {
-				now[m] = memberResourceVersion(m, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-			}
-			return now
-		}, "2s").Should(Equal(versions), "no member object is written")
+		Consistently(memberVersions, "2s").Should(Equal(versions), "no member object is written")
 		setImage(ns, name, "nginx:1.27")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.27")),
 			"the policy still works as it was")
