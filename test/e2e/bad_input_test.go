@@ -26,18 +26,10 @@ var _ = Describe("bad input", func() {
 		}
 		versions := memberVersions()
 
-		err := apply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: %[2]s, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
-  placement:
-    clusterAffinity: {clusterNames: [member1, member2, member3]}
-  suspension:
+		err := applyPropagationPolicy(ns, name, `  suspension:
     dispatching: true
     dispatchingOnClusters: {clusterNames: [member2]}
-`, ns, name)
+`)
 		Expect(err).To(MatchError(ContainSubstring("spec.suspension: Invalid value: suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames")))
 
 		pp := &policyv1alpha1.PropagationPolicy{}

@@ -147,7 +147,12 @@ func patchPolicy(ns, name, mergePatch string) {
 // member1..member3, with extra spec lines (YAML at two-space indent).
 func propagationPolicy(ns, name, extraSpec string) {
 	GinkgoHelper()
-	mustApply(`
+	Expect(applyPropagationPolicy(ns, name, extraSpec)).To(Succeed())
+}
+
+// applyPropagationPolicy is propagationPolicy for a spec the hub may refuse.
+func applyPropagationPolicy(ns, name, extraSpec string) error {
+	return apply(`
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: %[2]s, namespace: %[1]s}
