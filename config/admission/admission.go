@@ -12,6 +12,10 @@ import (
 	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
+// SuspensionPolicyName names the ValidatingAdmissionPolicy in
+// suspension.yaml; the API server names it in every refusal.
+const SuspensionPolicyName = "federator-propagation-suspension"
+
 //go:embed suspension.yaml
 var suspension []byte
 

@@ -3,12 +3,17 @@ package hub
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/config/admission"
@@ -20,7 +25,8 @@ import (
 // Karmada hub's own may carry more versions and a conversion webhook);
 // missing ones are created. The admission policies are applied server-side,
 // so an unchanged hub is not rewritten. It waits until the CRDs are
-// established.
+// established and the admission policies are enforced, so a hub reported
+// ready already refuses bad input.
 func Install(ctx context.Context, c client.Client) error {
 	crdList, err := crds.CRDs()
 	if err != nil {
@@ -45,7 +51,14 @@ func Install(ctx context.Context, c client.Client) error {
 			return fmt.Errorf("install %s %s on the hub: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	if err := waitEstablished(ctx, c, crdList); err != nil {
+		return err
+	}
+	return waitAdmissionEnforced(ctx, c)
+}
+
+func waitEstablished(ctx context.Context, c client.Client, crdList []*apiextensionsv1.CustomResourceDefinition) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		for _, crd := range crdList {
 			got := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, got); err != nil {
@@ -63,4 +76,41 @@ func Install(ctx context.Context, c client.Client) error {
 		}
 		return true, nil
 	})
+	if err != nil {
+		return fmt.Errorf("the hub's CustomResourceDefinitions are not established after a minute: %w", err)
+	}
+	return nil
+}
+
+// waitAdmissionEnforced waits until the API server enforces the suspension
+// admission policy: it loads policies a moment after they are created. The
+// probe is a dry-run create of a policy the admission policy refuses, so
+// nothing is stored.
+func waitAdmissionEnforced(ctx context.Context, c client.Client) error {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		probe := &policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "federator-admission-probe"},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+				Suspension: &policyv1alpha1.Suspension{
+					Dispatching:           ptr.To(true),
+					DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"federator-admission-probe"}},
+				},
+			},
+		}
+		lastErr = c.Create(ctx, probe, client.DryRunAll)
+		switch {
+		case lastErr == nil, apierrors.IsAlreadyExists(lastErr):
+			return false, nil // not enforced yet
+		case strings.Contains(lastErr.Error(), admission.SuspensionPolicyName):
+			return true, nil
+		default:
+			return false, nil
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("the hub does not enforce ValidatingAdmissionPolicy %s after a minute (last answer to a conflicting policy: %v): check that the API server serves admissionregistration.k8s.io/v1: %w", admission.SuspensionPolicyName, lastErr, err)
+	}
+	return nil
 }
