@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -102,15 +103,33 @@ func workOfMemberObject(_ context.Context, o client.Object) []reconcile.Request 
 		Namespace: a[workv1alpha2.WorkNamespaceAnnotation], Name: a[workv1alpha2.WorkNameAnnotation]}}}
 }
 
-// notOwnApply drops the member events federator's own writes cause: a
-// create, or an update that stamps a new applied hash. The reconcile that
+// notOwnApply drops the member events federator's own writes cause: the
+// create of an object that has no status yet, or an update that stamps a
+// new applied hash and leaves the status as it was. The reconcile that
 // wrote already knows the result; requeueing it would only race the hub
-// cache. Status changes, edits by others and deletions pass.
+// cache. Status changes, edits by others and deletions pass, and so does
+// an object that arrives with a status: the watch started, or relisted
+// after the member was unreachable, and what changed meanwhile reaches the
+// hub only through this event.
 type notOwnApply struct{ predicate.Funcs }
 
-func (notOwnApply) Create(event.CreateEvent) bool { return false }
+func (notOwnApply) Create(e event.CreateEvent) bool {
+	return len(statusOf(e.Object)) > 0
+}
 
 func (notOwnApply) Update(e event.UpdateEvent) bool {
 	return e.ObjectOld.GetAnnotations()[workkeys.AppliedHashAnnotation] ==
-		e.ObjectNew.GetAnnotations()[workkeys.AppliedHashAnnotation]
+		e.ObjectNew.GetAnnotations()[workkeys.AppliedHashAnnotation] ||
+		!equality.Semantic.DeepEqual(statusOf(e.ObjectOld), statusOf(e.ObjectNew))
+}
+
+// statusOf is a member object's status; nil when it has none or is not
+// unstructured (the member caches hold unstructured objects only).
+func statusOf(o client.Object) map[string]any {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	status, _, _ := unstructured.NestedMap(u.Object, "status")
+	return status
 }

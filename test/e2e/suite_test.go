@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,8 @@ var (
 	binDir    string
 	// metricsAddr serves the controllers' Prometheus metrics.
 	metricsAddr string
+	// controllersLog is where the controllers under test log.
+	controllersLog string
 )
 
 func freeAddress() string {
@@ -62,7 +65,8 @@ var _ = BeforeSuite(func() {
 	if v := os.Getenv("KUBEBUILDER_ASSETS"); v != "" {
 		binDir = v
 	}
-	logFile, err := os.Create(filepath.Join(GinkgoT().TempDir(), "controllers.log"))
+	controllersLog = filepath.Join(GinkgoT().TempDir(), "controllers.log")
+	logFile, err := os.Create(controllersLog)
 	Expect(err).NotTo(HaveOccurred())
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
 
@@ -101,4 +105,21 @@ var _ = BeforeSuite(func() {
 	o.MetricsAddr = metricsAddr
 	go func() { hubDone <- hub.Run(ctx, theFleet.Hub.Config, o, func() { close(ready) }) }()
 	Eventually(ready).Should(BeClosed())
+})
+
+// A failed spec shows what the controllers were doing when it failed.
+var _ = ReportAfterEach(func(r SpecReport) {
+	if !r.Failed() || controllersLog == "" {
+		return
+	}
+	raw, err := os.ReadFile(controllersLog)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	const tail = 120
+	if len(lines) > tail {
+		lines = lines[len(lines)-tail:]
+	}
+	GinkgoWriter.Printf("last %d lines of the controllers' log:\n%s\n", len(lines), strings.Join(lines, "\n"))
 })
