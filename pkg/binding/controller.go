@@ -88,7 +88,7 @@ func (r *Reconciler) newView() view {
 // the Works of clusters no longer targeted and aggregates their status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	result, err := r.reconcile(ctx, req)
-	if isConflict(err) {
+	if cacheBehind(err) {
 		// The cache is behind a write; the next attempt sees it.
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
@@ -137,8 +137,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	syncErr := r.syncWorks(ctx, b, template)
-	if isConflict(syncErr) {
-		// Routine: a Work changed since the cache saw it. Try again quietly.
+	if cacheBehind(syncErr) {
+		// Routine: a Work changed or appeared since the cache saw it. Try
+		// again quietly.
 		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 	}
 	if syncErr != nil {
@@ -450,18 +451,21 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 	return client.IgnoreNotFound(r.Client.Update(ctx, b.obj))
 }
 
-// isConflict reports whether err is only optimistic-concurrency conflicts.
-func isConflict(err error) bool {
+// cacheBehind reports whether err only says that the cache was behind the
+// API server: optimistic-concurrency conflicts, or creates of Works that
+// already exist. Both resolve themselves on the next read; neither is a
+// failure a person needs to hear about.
+func cacheBehind(err error) bool {
 	if err == nil {
 		return false
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
-			if !isConflict(e) {
+			if !cacheBehind(e) {
 				return false
 			}
 		}
 		return true
 	}
-	return apierrors.IsConflict(err)
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 }

@@ -96,9 +96,9 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !equality.Semantic.DeepEqual(status, &work.Status) {
 		work.Status = *status
 		if err := r.Hub.Status().Update(ctx, work); err != nil {
-			if apierrors.IsConflict(err) {
+			if apierrors.IsConflict(err) && syncErr == nil {
 				// A newer Work is on its way through the cache.
-				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, syncErr
+				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 			}
 			return ctrl.Result{}, errors.Join(syncErr, err)
 		}
