@@ -26,15 +26,19 @@ $(BIN)/federator: $(shell find cmd apis pkg -name '*.go' 2>/dev/null) go.mod go.
 	go build -o $@ ./cmd/federator
 
 # Fleet binaries: kube-apiserver, etcd and kube-controller-manager, built from
-# hack/tools (pinned to the Kubernetes version of client-go). The version is
-# stamped so Cluster status reports a real version, not v0.0.0-master.
-binaries: $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kube-controller-manager
+# hack/tools (pinned to the Kubernetes version of client-go), and the kubectl
+# that the commands `federator up` prints use. The version is stamped so
+# Cluster status reports a real version, not v0.0.0-master.
+binaries: $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kube-controller-manager $(BIN)/kubectl
 
 $(BIN)/kube-apiserver: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(BIN)/kube-controller-manager: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+
+$(BIN)/kubectl: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
 
 $(BIN)/etcd: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3

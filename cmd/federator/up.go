@@ -124,7 +124,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 					return
 				}
 			}
-			printReady(out, f, o.sample)
+			printReady(out, f, o.binDir, o.sample)
 		})
 	}()
 	select {
@@ -139,7 +139,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	}
 }
 
-func printReady(out io.Writer, f *fleet.Fleet, sample bool) {
+func printReady(out io.Writer, f *fleet.Fleet, binDir string, sample bool) {
 	dir := filepath.Dir(f.Hub.KubeconfigPath)
 	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything\n",
 		len(f.Members), dir)
@@ -150,15 +150,23 @@ func printReady(out io.Writer, f *fleet.Fleet, sample bool) {
 	for _, m := range f.Members {
 		memberNames = append(memberNames, m.Name)
 	}
-	hubKC := f.Hub.KubeconfigPath
+	hubKC := shellQuote(f.Hub.KubeconfigPath)
 	// Every command is printed to be pasted into a shell as is: arguments
 	// holding ( ) [ ] ? or " are single-quoted.
 	fmt.Fprintf(out, `
 A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to every member.
-Watch each member's image, and why each Work is dispatched or held:
+`)
+	if kubectl := filepath.Join(binDir, "kubectl"); isExecutable(kubectl) {
+		abs, err := filepath.Abs(binDir)
+		if err == nil {
+			fmt.Fprintf(out, "The commands below run the kubectl that `make binaries` built; put it first on your PATH:\n  export PATH=%s:\"$PATH\"\n",
+				shellQuote(abs))
+		}
+	}
+	fmt.Fprintf(out, `Watch each member's image, and why each Work is dispatched or held:
   for m in %s; do echo "$m: $(kubectl --kubeconfig %s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
   kubectl --kubeconfig %s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
-`, strings.Join(memberNames, " "), dir, hubKC)
+`, strings.Join(memberNames, " "), shellQuote(dir), hubKC)
 	step := 1
 	held := memberNames[1:]
 	if len(held) > 0 {
@@ -170,12 +178,32 @@ Watch each member's image, and why each Work is dispatched or held:
 		step, memberNames[0], hubKC)
 	step++
 	if len(held) > 1 {
-		fmt.Fprintf(out, "%d. Release %s; %s stay on nginx:1.25:\n  kubectl --kubeconfig %s -n demo patch pp web --type merge -p '%s'\n",
-			step, held[0], strings.Join(held[1:], " and "), hubKC, suspendPatch(held[1:]))
+		verb := "stays"
+		if len(held) > 2 {
+			verb = "stay"
+		}
+		fmt.Fprintf(out, "%d. Release %s; %s %s on nginx:1.25:\n  kubectl --kubeconfig %s -n demo patch pp web --type merge -p '%s'\n",
+			step, held[0], strings.Join(held[1:], " and "), verb, hubKC, suspendPatch(held[1:]))
 		step++
 	}
 	fmt.Fprintf(out, "%d. Release everyone:\n  kubectl --kubeconfig %s -n demo patch pp web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/suspension\"}]'\n",
 		step, hubKC)
+}
+
+func isExecutable(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// path characters.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // suspendPatch is the merge patch that suspends dispatching to clusters.

@@ -1,11 +1,13 @@
 //go:build tools
 
 // Package tools pins the binaries the local fleet builds: kube-apiserver,
-// kube-controller-manager and etcd, at the Kubernetes version of client-go.
+// kube-controller-manager and etcd, at the Kubernetes version of client-go,
+// and the kubectl that the commands `federator up` prints run.
 package tools
 
 import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )

@@ -12,16 +12,11 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
-	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
-	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,41 +95,48 @@ var _ = Describe("federator up", Ordered, func() {
 			}
 		}
 		out := string(session.Out.Contents())
-		printedPatch := func(kind string) []byte {
-			m := regexp.MustCompile(`patch pp web --type ` + kind + ` -p '([^']+)'`).FindStringSubmatch(out)
-			Expect(m).To(HaveLen(2), "a printed %s patch", kind)
-			return []byte(m[1])
+		// printed returns the command printed on the line after the one
+		// matching title; run runs a printed command as a newcomer would,
+		// in a shell that ran the printed PATH line first.
+		printed := func(title string) string {
+			GinkgoHelper()
+			m := regexp.MustCompile(`(?m)^` + title + `\n  (.+)$`).FindStringSubmatch(out)
+			Expect(m).To(HaveLen(2), "a printed command after %q", title)
+			return m[1]
 		}
-		pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"}}
+		pathLine := printed("The commands below run the kubectl that `make binaries` built; put it first on your PATH:")
+		Expect(pathLine).To(Equal("export PATH=" + repoBin + `:"$PATH"`))
+		run := func(command string) string {
+			GinkgoHelper()
+			output, err := exec.Command("bash", "-c", pathLine+"\n"+command).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "printed command %q: %s", command, output)
+			return string(output)
+		}
+		watchImages := func() string {
+			return run(printed("Watch each member's image, and why each Work is dispatched or held:"))
+		}
+		watchWorks := func() string {
+			return run(regexp.MustCompile(`(?m)^  (kubectl .* get works .*)$`).FindStringSubmatch(out)[1])
+		}
 
-		By("dispatching the sample Deployment to every member")
+		By("dispatching the sample Deployment to every member, as the printed watch command shows")
 		Eventually(image(member1), 2*time.Minute).Should(Equal("nginx:1.25"))
 		Eventually(image(member2), 2*time.Minute).Should(Equal("nginx:1.25"))
+		Expect(watchImages()).To(Equal("member1: nginx:1.25\nmember2: nginx:1.25\n"))
 
-		By("following the printed steps: hold member2, roll out nginx:1.27, only member1 changes")
-		Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.MergePatchType, printedPatch("merge")))).To(Succeed())
-		Eventually(func() *metav1.Condition {
-			w := &workv1alpha1.Work{}
-			key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName("member2"), Name: names.GenerateWorkName("Deployment", "web", "demo")}
-			if err := hubClient.Get(ctx, key, w); err != nil {
-				return nil
-			}
-			return meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkDispatching)
-		}, time.Minute).Should(And(Not(BeNil()),
-			HaveField("Status", metav1.ConditionFalse),
-			HaveField("Reason", "SuspendDispatching"),
-			HaveField("Message", "Work dispatching is in a suspended state.")))
-		web := &appsv1.Deployment{}
-		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, web)).To(Succeed())
-		patch := client.MergeFrom(web.DeepCopy())
-		web.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
-		Expect(hubClient.Patch(ctx, web, patch)).To(Succeed())
+		By("running the printed steps: hold member2, roll out nginx:1.27, only member1 changes")
+		run(printed(`1\. Hold member2:`))
+		Eventually(watchWorks, time.Minute).Should(MatchRegexp(`(?m)^karmada-es-member2 +web-\S+ +SuspendDispatching$`))
+		Expect(watchWorks()).To(MatchRegexp(`(?m)^karmada-es-member1 +web-\S+ +Dispatching$`))
+		run(printed(`2\. Roll out nginx:1\.27; only member1 changes:`))
 		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.27"))
 		Consistently(image(member2), "3s", "500ms").Should(Equal("nginx:1.25"))
+		Expect(watchImages()).To(Equal("member1: nginx:1.27\nmember2: nginx:1.25\n"))
 
-		By("following the last printed step: release everyone")
-		Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.JSONPatchType, printedPatch("json")))).To(Succeed())
+		By("running the last printed step: release everyone")
+		run(printed(`3\. Release everyone:`))
 		Eventually(image(member2), time.Minute).Should(Equal("nginx:1.27"))
+		Eventually(watchWorks, time.Minute).ShouldNot(ContainSubstring("SuspendDispatching"))
 
 		By("running kube-apiserver, etcd and kube-controller-manager as federator's children, one per cluster")
 		var comms []string
