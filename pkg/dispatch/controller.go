@@ -75,8 +75,11 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		})
 	}
 
-	var syncErr error
+	var syncErr, watchErr error
 	member, err := r.Members.Client(ctx, r.Cluster)
+	if err == nil {
+		watchErr = r.ensureWatches(ctx, work)
+	}
 	switch {
 	case err != nil:
 		syncErr = err
@@ -106,8 +109,18 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	for _, event := range events {
 		event()
 	}
+	if watchErr != nil && syncErr == nil {
+		// Until the member is watched, its status changes reach the hub
+		// only on a reconcile: come back until the watch is in place.
+		ctrl.LoggerFrom(ctx).Info("member watch not started yet; retrying", "error", watchErr.Error())
+		return ctrl.Result{RequeueAfter: watchRetry}, nil
+	}
 	return ctrl.Result{}, syncErr
 }
+
+// watchRetry is how soon a Work whose member kinds are not yet watched is
+// reconciled again.
+const watchRetry = 5 * time.Second
 
 func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
 	var errs []error
@@ -118,7 +131,6 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
 			continue
 		}
-		r.ensureWatch(ctx, manifest)
 		current, result, err := applyManifest(ctx, member, manifest, r.Cluster)
 		if err != nil {
 			metrics.ManifestWrites.WithLabelValues(r.Cluster, "error").Inc()
@@ -146,7 +158,6 @@ func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work
 		if err != nil {
 			return err
 		}
-		r.ensureWatch(ctx, manifest)
 		current, err := getMemberObject(ctx, member, manifest)
 		if err != nil {
 			return err
@@ -159,16 +170,23 @@ func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work
 	return nil
 }
 
-// ensureWatch starts watching the manifest's kind in the member. A failure
-// only costs freshness (status is still read on every reconcile), so it is
-// logged, not returned.
-func (r *WorkReconciler) ensureWatch(ctx context.Context, manifest *unstructured.Unstructured) {
+// ensureWatches makes sure the member's objects of every kind the Work
+// carries are watched, so their status changes and deletions requeue it.
+func (r *WorkReconciler) ensureWatches(ctx context.Context, work *workv1alpha1.Work) error {
 	if r.watch == nil {
-		return
+		return nil
 	}
-	if err := r.watch.ensure(ctx, manifest.GroupVersionKind()); err != nil {
-		ctrl.LoggerFrom(ctx).Info("member watch not started; status is read on reconcile only", "error", err.Error())
+	var errs []error
+	for _, m := range work.Spec.Workload.Manifests {
+		var t metav1.TypeMeta
+		if err := json.Unmarshal(m.Raw, &t); err != nil {
+			continue // reported by apply as the manifest's error
+		}
+		if err := r.watch.ensure(ctx, t.GroupVersionKind()); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // setApplied records the outcome of applying and returns the event that
