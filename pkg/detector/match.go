@@ -79,10 +79,11 @@ func Match(template *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 		return Claim{}, false
 	}
 
+	t := targetOf(template)
 	// Karmada's LookForMatchedPolicy: only PropagationPolicies listed from
 	// the template's namespace, none for a cluster-scoped template.
-	if ns := template.GetNamespace(); ns != "" {
-		i := highestPriority(template, len(pps), func(i int) (string, *policyv1alpha1.PropagationSpec, bool) {
+	if ns := t.namespace; ns != "" {
+		i := highestPriority(t, len(pps), func(i int) (string, *policyv1alpha1.PropagationSpec, bool) {
 			p := &pps[i]
 			return p.Name, &p.Spec, p.Namespace == ns && p.DeletionTimestamp.IsZero()
 		})
@@ -92,7 +93,7 @@ func Match(template *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 	}
 
 	// Karmada's LookForMatchedClusterPolicy.
-	i := highestPriority(template, len(cpps), func(i int) (string, *policyv1alpha1.PropagationSpec, bool) {
+	i := highestPriority(t, len(cpps), func(i int) (string, *policyv1alpha1.PropagationSpec, bool) {
 		p := &cpps[i]
 		return p.Name, &p.Spec, p.DeletionTimestamp.IsZero()
 	})
@@ -106,7 +107,7 @@ func Match(template *unstructured.Unstructured, pps []policyv1alpha1.Propagation
 // getHighestPriorityClusterPropagationPolicy (pkg/detector/compare.go),
 // ported step by step. policy(i) returns the i-th policy's name and spec, and
 // whether it takes part at all. It returns the index of the winner, or -1.
-func highestPriority(template *unstructured.Unstructured, n int, policy func(i int) (string, *policyv1alpha1.PropagationSpec, bool)) int {
+func highestPriority(t target, n int, policy func(i int) (string, *policyv1alpha1.PropagationSpec, bool)) int {
 	matchedImplicit := priorityMisMatch
 	matchedExplicit := int32(math.MinInt32)
 	matched, matchedName := -1, ""
@@ -116,7 +117,7 @@ func highestPriority(template *unstructured.Unstructured, n int, policy func(i i
 		if !ok {
 			continue
 		}
-		implicit := selectorsPriority(template, spec.ResourceSelectors)
+		implicit := selectorsPriority(t, spec.ResourceSelectors)
 		if implicit <= priorityMisMatch {
 			continue
 		}
@@ -152,17 +153,29 @@ const (
 	priorityMatchName
 )
 
+// target is what selectors look at in a template, read once per decision:
+// unstructured getters walk maps, and GetLabels copies the labels.
+type target struct {
+	apiVersion, kind, namespace, name string
+	labels                            labels.Set
+}
+
+func targetOf(template *unstructured.Unstructured) target {
+	return target{apiVersion: template.GetAPIVersion(), kind: template.GetKind(),
+		namespace: template.GetNamespace(), name: template.GetName(), labels: template.GetLabels()}
+}
+
 // selectorPriority is Karmada's util.ResourceSelectorPriority.
-func selectorPriority(template *unstructured.Unstructured, rs policyv1alpha1.ResourceSelector) implicitPriority {
-	if template.GetAPIVersion() != rs.APIVersion ||
-		template.GetKind() != rs.Kind ||
-		(len(rs.Namespace) > 0 && template.GetNamespace() != rs.Namespace) {
+func selectorPriority(t target, rs policyv1alpha1.ResourceSelector) implicitPriority {
+	if t.apiVersion != rs.APIVersion ||
+		t.kind != rs.Kind ||
+		(len(rs.Namespace) > 0 && t.namespace != rs.Namespace) {
 		return priorityMisMatch
 	}
 
 	// A name, when set, decides alone; the labelSelector is then ignored.
 	if len(rs.Name) > 0 {
-		if rs.Name == template.GetName() {
+		if rs.Name == t.name {
 			return priorityMatchName
 		}
 		return priorityMisMatch
@@ -171,25 +184,41 @@ func selectorPriority(template *unstructured.Unstructured, rs policyv1alpha1.Res
 	if rs.LabelSelector == nil {
 		return priorityMatchAll
 	}
-
-	s, err := metav1.LabelSelectorAsSelector(rs.LabelSelector)
-	if err != nil {
-		// Karmada's webhook rejects invalid selectors; one that got
-		// through anyway matches nothing.
-		return priorityMisMatch
-	}
-	if s.Matches(labels.Set(template.GetLabels())) {
+	if labelSelectorMatches(rs.LabelSelector, t.labels) {
 		return priorityMatchLabelSelector
 	}
 	return priorityMisMatch
 }
 
+// labelSelectorMatches is metav1.LabelSelectorAsSelector(s).Matches(set),
+// with an invalid selector matching nothing (Karmada's webhook rejects
+// invalid selectors; one that got through anyway matches nothing). A
+// selector of matchLabels only, the common case, is compared directly: a
+// stored object's labels are valid, so an invalid key or value in
+// matchLabels cannot equal one of them, and the answer is the same without
+// parsing and validating the selector on every call.
+func labelSelectorMatches(s *metav1.LabelSelector, set labels.Set) bool {
+	if len(s.MatchExpressions) == 0 {
+		for k, v := range s.MatchLabels {
+			if have, ok := set[k]; !ok || have != v {
+				return false
+			}
+		}
+		return true
+	}
+	selector, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return false
+	}
+	return selector.Matches(set)
+}
+
 // selectorsPriority is Karmada's util.ResourceMatchSelectorsPriority: the
 // best priority among selectors.
-func selectorsPriority(template *unstructured.Unstructured, selectors []policyv1alpha1.ResourceSelector) implicitPriority {
+func selectorsPriority(t target, selectors []policyv1alpha1.ResourceSelector) implicitPriority {
 	var best implicitPriority
 	for _, rs := range selectors {
-		if p := selectorPriority(template, rs); p > best {
+		if p := selectorPriority(t, rs); p > best {
 			best = p
 		}
 	}
@@ -201,7 +230,7 @@ func selectorsPriority(template *unstructured.Unstructured, selectors []policyv1
 // the policy already claiming a template still selects it: Karmada leaves a
 // claimed template alone when its policy no longer selects it.
 func SelectorsMatch(template *unstructured.Unstructured, selectors []policyv1alpha1.ResourceSelector) bool {
-	return selectorsPriority(template, selectors) > priorityMisMatch
+	return selectorsPriority(targetOf(template), selectors) > priorityMisMatch
 }
 
 // SelectorsReferenceGVK reports whether any of selectors names this

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	appsv1alpha1 "github.com/karmada-io/karmada/pkg/apis/apps/v1alpha1"
@@ -577,5 +578,41 @@ func TestSkippedGroupsAreKarmadas(t *testing.T) {
 	}
 	if SkippedGVK(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}) {
 		t.Error("apps/v1 Deployment is skipped")
+	}
+}
+
+// The matchLabels fast path answers exactly as the library does.
+func TestLabelSelectorMatchesAsLibrary(t *testing.T) {
+	sets := []labels.Set{
+		nil,
+		{},
+		{"app": "web"},
+		{"app": "web", "tier": "frontend"},
+		{"app": "api"},
+	}
+	selectors := []*metav1.LabelSelector{
+		{},
+		{MatchLabels: map[string]string{}},
+		{MatchLabels: map[string]string{"app": "web"}},
+		{MatchLabels: map[string]string{"app": "web", "tier": "frontend"}},
+		{MatchLabels: map[string]string{"app": ""}},
+		{MatchLabels: map[string]string{"app": "not a valid value"}},
+		{MatchLabels: map[string]string{"not a valid key": "web"}},
+		{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web", "api"}}}},
+		{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpDoesNotExist}}},
+		{MatchLabels: map[string]string{"app": "web"},
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}},
+		{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}},
+	}
+	for _, s := range selectors {
+		for _, set := range sets {
+			want := false
+			if sel, err := metav1.LabelSelectorAsSelector(s); err == nil {
+				want = sel.Matches(set)
+			}
+			if got := labelSelectorMatches(s, set); got != want {
+				t.Errorf("selector %v on labels %v: got %v, the library says %v", s, set, got, want)
+			}
+		}
 	}
 }
