@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -73,11 +74,11 @@ func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
 		return nil, err
 	}
 	d.ctrl = c
-	// Any policy change re-evaluates every watched template: a new, changed
-	// or deleted policy may move any of them.
+	// A policy change re-evaluates the templates the policy selects or
+	// claims, before and after the change (Affects).
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), p,
-			handler.TypedEnqueueRequestsFromMapFunc(d.allTemplates),
+			d.policyHandler(),
 			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))); err != nil {
 			return nil, err
 		}
@@ -119,22 +120,58 @@ func (d *Detector) watch(gvk schema.GroupVersionKind) error {
 	return nil
 }
 
-func (d *Detector) allTemplates(ctx context.Context, _ client.Object) []Key {
+// policyHandler enqueues the templates a policy event can affect: for an
+// update, those of the policy as it was and as it is.
+func (d *Detector) policyHandler() handler.TypedEventHandler[client.Object, Key] {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[Key], policies ...client.Object) {
+		for _, k := range d.templatesAffectedBy(ctx, policies...) {
+			q.Add(k)
+		}
+	}
+	return handler.TypedFuncs[client.Object, Key]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(ctx, q, e.Object)
+		},
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}
+}
+
+// templatesAffectedBy lists, from the cache, the watched templates any of
+// policies affects.
+func (d *Detector) templatesAffectedBy(ctx context.Context, policies ...client.Object) []Key {
 	d.mu.Lock()
 	gvks := make([]schema.GroupVersionKind, 0, len(d.watched))
 	for gvk := range d.watched {
 		gvks = append(gvks, gvk)
 	}
 	d.mu.Unlock()
+	var opts []client.ListOption
+	if ns := policies[0].GetNamespace(); ns != "" {
+		opts = append(opts, client.InNamespace(ns)) // a PropagationPolicy reaches its own namespace only
+	}
 	var keys []Key
 	for _, gvk := range gvks {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := d.client.List(ctx, list); err != nil {
+		if err := d.client.List(ctx, list, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing templates a policy change affects", "kind", gvk.String())
 			continue
 		}
-		for _, o := range list.Items {
-			keys = append(keys, Key{GroupVersionKind: gvk, Namespace: o.GetNamespace(), Name: o.GetName()})
+		for i := range list.Items {
+			for _, p := range policies {
+				if Affects(p, &list.Items[i]) {
+					keys = append(keys, Key{GroupVersionKind: gvk, Namespace: list.Items[i].GetNamespace(), Name: list.Items[i].GetName()})
+					break
+				}
+			}
 		}
 	}
 	return keys

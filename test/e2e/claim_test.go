@@ -63,5 +63,28 @@ spec:
 		Eventually(bindingPolicy).Should(Equal("exact"))
 		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.25"))
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(BeEmpty(), "member1 is no longer placed")
+
+		By("narrowing the claiming policy so it no longer selects the template hands it over too")
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: broad, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`, ns)
+		Consistently(claimedBy, "2s").Should(Equal("exact"))
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: exact, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: another}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+`, ns)
+		Eventually(claimedBy).Should(Equal("broad"))
+		Eventually(bindingPolicy).Should(Equal("broad"))
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
+		Eventually(func() string { return memberImage("member2", ns, name) }).Should(BeEmpty(), "member2 is no longer placed")
 	})
 })
