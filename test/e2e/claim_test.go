@@ -30,30 +30,30 @@ var _ = Describe("policy claims", func() {
 		return b.Annotations["propagationpolicy.karmada.io/name"]
 	}
 
-	It("keep a template with its policy until that policy lets go, as Karmada does", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
+	// claimPolicy applies a PropagationPolicy selecting Deployments (the one
+	// named deployment, or all when it is "") and placing them on cluster.
+	claimPolicy := func(policy, deployment, cluster string) {
+		GinkgoHelper()
 		mustApply(`
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
-metadata: {name: broad, namespace: %[1]s}
+metadata: {name: %[2]s, namespace: %[1]s}
 spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
-  placement: {clusterAffinity: {clusterNames: [member1]}}
-`, ns)
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[3]q}]
+  placement: {clusterAffinity: {clusterNames: [%[4]s]}}
+`, ns, policy, deployment, cluster)
+	}
+
+	It("keep a template with its policy until that policy lets go, as Karmada does", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		claimPolicy("broad", "", "member1")
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 		Expect(claimedBy()).To(Equal("broad"))
 		Expect(bindingPolicy()).To(Equal("broad"))
 
 		By("a more specific policy appearing does not take the template over")
-		mustApply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: exact, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
-  placement: {clusterAffinity: {clusterNames: [member2]}}
-`, ns, name)
+		claimPolicy("exact", name, "member2")
 		Consistently(claimedBy, "3s").Should(Equal("broad"))
 		Expect(memberImage("member2", ns, name)).To(BeEmpty())
 
@@ -65,23 +65,9 @@ spec:
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(BeEmpty(), "member1 is no longer placed")
 
 		By("narrowing the claiming policy so it no longer selects the template hands it over too")
-		mustApply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: broad, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
-  placement: {clusterAffinity: {clusterNames: [member1]}}
-`, ns)
+		claimPolicy("broad", "", "member1")
 		Consistently(claimedBy, "2s").Should(Equal("exact"))
-		mustApply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: exact, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: another}]
-  placement: {clusterAffinity: {clusterNames: [member2]}}
-`, ns)
+		claimPolicy("exact", "another", "member2")
 		Eventually(claimedBy).Should(Equal("broad"))
 		Eventually(bindingPolicy).Should(Equal("broad"))
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
