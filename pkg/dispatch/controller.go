@@ -176,17 +176,19 @@ func (r *WorkReconciler) ensureWatches(ctx context.Context, work *workv1alpha1.W
 	if r.watch == nil {
 		return nil
 	}
-	var errs []error
+	cfg, err := r.Members.config(ctx, r.Cluster)
+	if err != nil {
+		return err
+	}
+	gvks := make([]schema.GroupVersionKind, 0, len(work.Spec.Workload.Manifests))
 	for _, m := range work.Spec.Workload.Manifests {
 		var t metav1.TypeMeta
 		if err := json.Unmarshal(m.Raw, &t); err != nil {
 			continue // reported by apply as the manifest's error
 		}
-		if err := r.watch.ensure(ctx, t.GroupVersionKind()); err != nil {
-			errs = append(errs, err)
-		}
+		gvks = append(gvks, t.GroupVersionKind())
 	}
-	return errors.Join(errs...)
+	return r.watch.ensure(ctx, cfg, gvks)
 }
 
 // setApplied records the outcome of applying and returns the event that
@@ -292,10 +294,10 @@ func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstruc
 	return ms, true
 }
 
-// SetupMember starts the Work controller of one member: its own queue,
+// setupMember starts the Work controller of one member: its own queue,
 // workers and retry backoff, watching only that member's execution
 // namespace. It may be called after the manager has started.
-func SetupMember(mgr ctrl.Manager, members *Members, cluster string) error {
+func setupMember(mgr ctrl.Manager, members *Members, cluster string) (*memberWatch, error) {
 	ns := names.GenerateExecutionSpaceName(cluster)
 	watch := &memberWatch{mgr: mgr, members: members, cluster: cluster, watched: map[schema.GroupVersionKind]bool{}}
 	r := &WorkReconciler{Hub: mgr.GetClient(), Members: members, Cluster: cluster, watch: watch,
@@ -316,10 +318,10 @@ func SetupMember(mgr ctrl.Manager, members *Members, cluster string) error {
 		}).
 		Build(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	watch.setController(c)
-	return nil
+	return watch, nil
 }
 
 func worksOf(hub client.Client, ns string) handler.MapFunc {

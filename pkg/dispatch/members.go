@@ -43,13 +43,25 @@ func NewMembers(config ConfigFunc, options ClientOptions) *Members {
 	return &Members{config: config, options: options, clients: map[string]memberClient{}}
 }
 
+// identity is what a member client is built from: endpoint and credentials.
+func identity(cfg *rest.Config) string {
+	return cfg.Host + "\x00" + cfg.BearerToken + "\x00" + string(cfg.CAData) + "\x00" + string(cfg.CertData)
+}
+
+// Forget drops the client of a member that left the federation.
+func (m *Members) Forget(cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.clients, cluster)
+}
+
 // Client returns a client for cluster.
 func (m *Members) Client(ctx context.Context, cluster string) (client.Client, error) {
 	cfg, err := m.config(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	identity := cfg.Host + "\x00" + cfg.BearerToken + "\x00" + string(cfg.CAData) + "\x00" + string(cfg.CertData)
+	identity := identity(cfg)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c, ok := m.clients[cluster]; ok && c.identity == identity {

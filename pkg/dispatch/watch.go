@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,43 +28,68 @@ import (
 // memberWatch watches, in one member, the kinds its Works carry, limited to
 // objects the hub manages, and requeues the owning Work on every change: a
 // member's status reaches the hub as it changes (suspended or not), and an
-// object deleted in the member is put back.
+// object deleted in the member is put back. The watch follows the member's
+// registration: it is rebuilt when the member's endpoint or credentials
+// change, and stopped when the member leaves.
 type memberWatch struct {
 	mgr        ctrl.Manager
 	members    *Members
 	cluster    string
 	controller controller.Controller
 
-	mu      sync.Mutex
-	cache   cache.Cache
-	watched map[schema.GroupVersionKind]bool
+	mu       sync.Mutex
+	cache    cache.Cache
+	identity string        // endpoint + credentials the cache was built from
+	stopped  chan struct{} // closed to stop the cache
+	watched  map[schema.GroupVersionKind]bool
 }
 
-// ensure makes sure objects of gvk in the member are watched.
-func (w *memberWatch) ensure(ctx context.Context, gvk schema.GroupVersionKind) error {
+// ensure makes sure objects of each of gvks in the member are watched, by
+// a cache built from cfg.
+func (w *memberWatch) ensure(ctx context.Context, cfg *rest.Config, gvks []schema.GroupVersionKind) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.watched[gvk] {
-		return nil
-	}
 	if w.controller == nil {
 		return fmt.Errorf("cluster %s: the Work controller is still being set up", w.cluster)
 	}
-	if w.cache == nil {
-		c, err := w.newCache(ctx)
-		if err != nil {
-			return err
+	if id := identity(cfg); w.cache != nil && w.identity != id {
+		w.stopLocked() // re-registered elsewhere or with new credentials
+	}
+	var errs []error
+	for _, gvk := range gvks {
+		if w.watched[gvk] {
+			continue
 		}
-		w.cache = c
+		if w.cache == nil {
+			if err := w.startCache(ctx, cfg); err != nil {
+				return err
+			}
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		if err := w.controller.Watch(source.Kind(w.cache, client.Object(obj),
+			handler.EnqueueRequestsFromMapFunc(workOfMemberObject), notOwnApply{})); err != nil {
+			errs = append(errs, fmt.Errorf("watch %s in cluster %s: %w", gvk, w.cluster, err))
+			continue
+		}
+		w.watched[gvk] = true
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	if err := w.controller.Watch(source.Kind(w.cache, client.Object(obj),
-		handler.EnqueueRequestsFromMapFunc(workOfMemberObject), notOwnApply{})); err != nil {
-		return fmt.Errorf("watch %s in cluster %s: %w", gvk, w.cluster, err)
+	return errors.Join(errs...)
+}
+
+// stop ends the member's watches, for a member that left the federation.
+func (w *memberWatch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked()
+}
+
+func (w *memberWatch) stopLocked() {
+	if w.stopped != nil {
+		close(w.stopped)
 	}
-	w.watched[gvk] = true
-	return nil
+	w.cache, w.stopped, w.identity = nil, nil, ""
+	w.watched = map[schema.GroupVersionKind]bool{}
 }
 
 func (w *memberWatch) setController(c controller.Controller) {
@@ -71,27 +98,46 @@ func (w *memberWatch) setController(c controller.Controller) {
 	w.controller = c
 }
 
-func (w *memberWatch) newCache(ctx context.Context) (cache.Cache, error) {
-	cfg, err := w.members.config(ctx, w.cluster)
-	if err != nil {
-		return nil, err
-	}
+func (w *memberWatch) startCache(ctx context.Context, cfg *rest.Config) error {
 	member, err := w.members.Client(ctx, w.cluster)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	id := identity(cfg)
+	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 0 // watches outlive any request timeout
 	c, err := cache.New(cfg, cache.Options{
 		Mapper:               member.RESTMapper(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{workkeys.ManagedLabel: workkeys.ManagedLabelValue}),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cache for cluster %s: %w", w.cluster, err)
+		return fmt.Errorf("cache for cluster %s: %w", w.cluster, err)
 	}
-	if err := w.mgr.Add(c); err != nil {
-		return nil, err
+	stopped := make(chan struct{})
+	if err := w.mgr.Add(stoppableCache{Cache: c, stopped: stopped}); err != nil {
+		return err
 	}
-	return c, nil
+	w.cache, w.stopped, w.identity = c, stopped, id
+	return nil
+}
+
+// stoppableCache runs a cache until the manager stops or stopped is closed.
+type stoppableCache struct {
+	cache.Cache
+	stopped <-chan struct{}
+}
+
+func (s stoppableCache) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return s.Cache.Start(ctx)
 }
 
 func workOfMemberObject(_ context.Context, o client.Object) []reconcile.Request {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -248,4 +249,35 @@ func templateEvents(ns, kind, name string) []string {
 		}
 	}
 	return out
+}
+
+// reportReady plays a member's deployment controller: all replicas of the
+// Deployment ns/name in member are ready.
+func reportReady(member, ns, name string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		d := &appsv1.Deployment{}
+		if err := members[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return err
+		}
+		r := *d.Spec.Replicas
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, ReadyReplicas: r,
+			UpdatedReplicas: r, AvailableReplicas: r}
+		return members[member].Status().Update(ctx, d)
+	}).Should(Succeed())
+}
+
+// workReadyReplicas is the ready replicas the Work of Deployment ns/name for
+// member reports from the member; -1 when it reports no status.
+func workReadyReplicas(member, ns, name string) int32 {
+	w := &workv1alpha1.Work{}
+	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
+	if err := hubClient.Get(ctx, key, w); err != nil || len(w.Status.ManifestStatuses) == 0 || w.Status.ManifestStatuses[0].Status == nil {
+		return -1
+	}
+	var s appsv1.DeploymentStatus
+	if err := json.Unmarshal(w.Status.ManifestStatuses[0].Status.Raw, &s); err != nil {
+		return -1
+	}
+	return s.ReadyReplicas
 }

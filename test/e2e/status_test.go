@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
-
-	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
@@ -16,30 +13,6 @@ import (
 var _ = Describe("status from members", func() {
 	const ns, name = "status", "web"
 
-	// reportReady plays the member's deployment controller: all replicas ready.
-	reportReady := func(member string) {
-		GinkgoHelper()
-		Eventually(func() error {
-			d := &appsv1.Deployment{}
-			if err := members[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-				return err
-			}
-			r := *d.Spec.Replicas
-			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, ReadyReplicas: r,
-				UpdatedReplicas: r, AvailableReplicas: r}
-			return members[member].Status().Update(ctx, d)
-		}).Should(Succeed())
-	}
-	workReadyReplicas := func(member string) int32 {
-		w := &workv1alpha1.Work{}
-		key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
-		if err := hubClient.Get(ctx, key, w); err != nil || len(w.Status.ManifestStatuses) == 0 || w.Status.ManifestStatuses[0].Status == nil {
-			return -1
-		}
-		var s appsv1.DeploymentStatus
-		Expect(json.Unmarshal(w.Status.ManifestStatuses[0].Status.Raw, &s)).To(Succeed())
-		return s.ReadyReplicas
-	}
 	templateStatus := func() appsv1.DeploymentStatus {
 		d := &appsv1.Deployment{}
 		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
@@ -57,10 +30,10 @@ var _ = Describe("status from members", func() {
 
 		By("members reporting ready replicas: collected even from the suspended member")
 		for m := range members {
-			reportReady(m)
+			reportReady(m, ns, name)
 		}
 		for m := range members {
-			Eventually(func() int32 { return workReadyReplicas(m) }).Should(Equal(int32(2)), m)
+			Eventually(func() int32 { return workReadyReplicas(m, ns, name) }).Should(Equal(int32(2)), m)
 		}
 		Eventually(func() []string {
 			b := &workv1alpha2.ResourceBinding{}

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"regexp"
+	"strconv"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/pkg/membership"
+)
+
+// deploymentWatchesRE reads, from a kube-apiserver's metrics, the watches of
+// Deployments it is serving right now.
+var deploymentWatchesRE = regexp.MustCompile(`(?m)^apiserver_longrunning_requests\{[^}]*resource="deployments"[^}]*verb="WATCH"[^}]*\} (\d+)$`)
+
+// deploymentWatches is how many watches of Deployments member's API server
+// serves: federator's member watch is the only client watching them.
+func deploymentWatches(member string) int {
+	raw, err := memberCS[member].CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, m := range deploymentWatchesRE.FindAllStringSubmatch(string(raw), -1) {
+		v, _ := strconv.Atoi(m[1])
+		n += v
+	}
+	return n
+}
+
+var _ = Describe("a member that leaves and rejoins", func() {
+	const ns, name = "leaving", "web"
+
+	It("stops being watched when its Cluster is deleted, and is served again when it rejoins", func() {
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		propagationPolicy(ns, name, "")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
+
+		By("deleting the member3 Cluster: its Works go, and federator stops watching it")
+		member3 := theFleet.Member("member3")
+		rejoined := false
+		DeferCleanup(func() {
+			if !rejoined {
+				Expect(membership.Register(ctx, hubClient, "member3", member3.Config)).To(Succeed())
+			}
+		})
+		Expect(hubClient.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}})).To(Succeed())
+		work := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName("member3"), Name: names.GenerateWorkName("Deployment", name, ns)}
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hubClient.Get(ctx, work, &workv1alpha1.Work{}))
+		}).Should(BeTrue(), "the Work for member3 is deleted")
+		Eventually(func() int { return deploymentWatches("member3") }).Should(Equal(0))
+
+		By("updating the template: the remaining members get it, member3 is left alone")
+		setImage(ns, name, "nginx:1.27")
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.27"))
+		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.27"))
+		Consistently(func() string { return memberImage("member3", ns, name) }, "2s").Should(Equal("nginx:1.25"))
+
+		By("registering member3 again: it gets the latest template, and its status flows back")
+		Expect(membership.Register(ctx, hubClient, "member3", member3.Config)).To(Succeed())
+		rejoined = true
+		Eventually(func() bool {
+			c := &clusterv1alpha1.Cluster{}
+			return hubClient.Get(ctx, client.ObjectKey{Name: "member3"}, c) == nil &&
+				meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		}).Should(BeTrue())
+		Eventually(func() string { return memberImage("member3", ns, name) }).Should(Equal("nginx:1.27"))
+		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
+		reportReady("member3", ns, name)
+		Eventually(func() int32 { return workReadyReplicas("member3", ns, name) }).Should(Equal(int32(2)))
+	})
+})
