@@ -13,10 +13,7 @@ import (
 var _ = Describe("bad input", func() {
 	It("refuses suspension.dispatching together with dispatchingOnClusters, and no member changes", func() {
 		const ns, name = "bad-suspension", "web"
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 		memberVersions := func() map[string]string {
 			out := map[string]string{}
 			for m := range members {

@@ -43,10 +43,7 @@ var _ = Describe("deleting a template while suspended", func() {
 
 	It("removes a Work's object from its member when the Work is deleted while suspended", func() {
 		const ns, name = "work-deletion", "web"
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatching": true}}}`)
 		Eventually(func() *metav1.Condition { return dispatching("member1", "Deployment", ns, name) }).Should(
 			HaveField("Reason", "SuspendDispatching"))

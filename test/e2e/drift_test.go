@@ -12,10 +12,7 @@ var _ = Describe("drift in a member", func() {
 	const ns, name = "drift", "web"
 
 	It("is put back to what the hub says, unless the member is suspended", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 
 		editInMember := func(member, image string) {
 			GinkgoHelper()

@@ -48,6 +48,17 @@ func namespace(name string) {
 	}
 }
 
+// propagatedEverywhere starts a spec from a propagated Deployment: namespace
+// ns, Deployment ns/name at nginx:1.25 and a PropagationPolicy to every
+// member, and waits until every member runs it.
+func propagatedEverywhere(ns, name string) {
+	GinkgoHelper()
+	namespace(ns)
+	deployment(ns, name, "nginx:1.25")
+	propagationPolicy(ns, name, "")
+	Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+}
+
 func deployment(ns, name, image string) {
 	mustApply(`
 apiVersion: apps/v1

@@ -40,10 +40,7 @@ var _ = Describe("a member that leaves and rejoins", func() {
 	const ns, name = "leaving", "web"
 
 	It("stops being watched when its Cluster is deleted, and is served again when it rejoins", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
 
 		By("deleting the member3 Cluster: its Works go, and federator stops watching it")

@@ -21,10 +21,7 @@ var _ = Describe("a member outage", func() {
 	}
 
 	It("does not delay the other members, and the member catches up when it is back", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 		Expect(clusterReady("member2")).To(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue)))
 
 		By("stopping member2's API server")

@@ -9,10 +9,7 @@ var _ = Describe("a hung member", func() {
 	const ns, name = "hung", "web"
 
 	It("does not delay the other members, and catches up when it answers again", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 
 		By("freezing member2's API server: connections open, nothing answers")
 		member2 := theFleet.Member("member2")

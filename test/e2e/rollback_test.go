@@ -11,10 +11,7 @@ var _ = Describe("rollback on the hub while a cluster is suspended", func() {
 	const ns, name = "rollback", "web"
 
 	It("never lets the suspended cluster see the bad version, and does not rewrite it on resume", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 		seenByMember3 := recordImages("member3", ns, name)
 		member3Object := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		versionBefore := memberResourceVersion("member3", member3Object)

@@ -20,10 +20,7 @@ var _ = Describe("status from members", func() {
 	}
 
 	It("flows back to the Work, the binding and the Deployment template, suspended or not", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}}`)
 		Eventually(func() *metav1.Condition { return dispatching("member2", "Deployment", ns, name) }).Should(And(
 			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))

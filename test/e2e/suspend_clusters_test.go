@@ -10,10 +10,7 @@ var _ = Describe("suspend dispatching to listed clusters", func() {
 	const ns, name = "suspend-clusters", "web"
 
 	It("changes only unlisted clusters, and shrinking the list releases a cluster", func() {
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		propagatedEverywhere(ns, name)
 
 		By("suspending member2 and member3, then updating the image")
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2", "member3"]}}}}`)
