@@ -53,7 +53,12 @@ func (w *memberWatch) ensure(ctx context.Context, cfg *rest.Config, gvks []schem
 		return fmt.Errorf("cluster %s: the Work controller is still being set up", w.cluster)
 	}
 	if id := identity(cfg); w.cache != nil && w.identity != id {
-		w.stopLocked() // re-registered elsewhere or with new credentials
+		// Re-registered elsewhere or with new credentials: watch every kind
+		// watched so far again, from a cache built for the new registration.
+		for gvk := range w.watched {
+			gvks = append(gvks, gvk)
+		}
+		w.stopLocked()
 	}
 	var errs []error
 	for _, gvk := range gvks {
