@@ -17,10 +17,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/federator-dev/federator/internal/fixture"
 	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
@@ -90,19 +90,10 @@ func memberImage(member, ns, name string) string {
 func workImage(member, ns, name string) string {
 	w := &workv1alpha1.Work{}
 	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
-	if err := hubClient.Get(ctx, key, w); err != nil || len(w.Spec.Workload.Manifests) == 0 {
+	if err := hubClient.Get(ctx, key, w); err != nil {
 		return ""
 	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
-		return ""
-	}
-	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	if len(containers) == 0 {
-		return ""
-	}
-	image, _ := containers[0].(map[string]any)["image"].(string)
-	return image
+	return fixture.WorkImage(w)
 }
 
 // dispatching is the Dispatching condition of a cluster's Work.

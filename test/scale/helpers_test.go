@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,23 +163,6 @@ func dispatchingReason(w *workv1alpha1.Work) string {
 		return c.Reason
 	}
 	return ""
-}
-
-// workImage is the image of the Deployment a Work carries.
-func workImage(w *workv1alpha1.Work) string {
-	if len(w.Spec.Workload.Manifests) == 0 {
-		return ""
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
-		return ""
-	}
-	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	if len(containers) == 0 {
-		return ""
-	}
-	image, _ := containers[0].(map[string]any)["image"].(string)
-	return image
 }
 
 // waitFor polls check every 250ms until it reports done, failing b after

@@ -17,6 +17,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 
+	"github.com/federator-dev/federator/internal/fixture"
 	"github.com/federator-dev/federator/pkg/dispatch"
 )
 
@@ -128,7 +129,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 		}
 	}
 	e.waitWorks(ctx, b, "every Work carries "+imageV2, ns, n, waitLimit, func(w *workv1alpha1.Work) bool {
-		return workImage(w) == imageV2
+		return fixture.WorkImage(w) == imageV2
 	})
 	updated := time.Since(began)
 	afterUpdate := e.quiet(ctx, b, "after updating the held templates")
