@@ -49,25 +49,23 @@ var _ = Describe("ClusterPropagationPolicy", func() {
 			mustApply(`{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": %q},
 "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": [%q]}]}`, name, verb)
 		}
-		clusterRole("get")
-		mustApply(`
+		// rolePolicy applies a ClusterPropagationPolicy for the ClusterRole,
+		// with extraSpec (indented YAML) added to its spec.
+		rolePolicy := func(extraSpec string) {
+			mustApply(`
 apiVersion: policy.karmada.io/v1alpha1
 kind: ClusterPropagationPolicy
 metadata: {name: %[1]s}
 spec:
   resourceSelectors: [{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, name: %[1]s}]
-`, name)
+%[2]s`, name, extraSpec)
+		}
+		clusterRole("get")
+		rolePolicy("")
 		Eventually(func() map[string]string { return clusterRoleVerbs(name) }).Should(Equal(everywhere("get")))
 
 		By("suspending member2 and changing the ClusterRole")
-		mustApply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: ClusterPropagationPolicy
-metadata: {name: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, name: %[1]s}]
-  suspension: {dispatchingOnClusters: {clusterNames: [member2]}}
-`, name)
+		rolePolicy("  suspension: {dispatchingOnClusters: {clusterNames: [member2]}}\n")
 		Eventually(func() *metav1.Condition { return dispatching("member2", "ClusterRole", "", name) }).Should(And(
 			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))
 		clusterRole("list")
