@@ -27,6 +27,15 @@ const (
 	// template generation instead, which rewrites members on every resume).
 	AppliedHashAnnotation = "work.federator.dev/applied-hash"
 
+	// HoldReasonAnnotation, on a Work whose spec.suspendDispatching is
+	// true, names what holds it: the reason its Dispatching condition
+	// reports (SuspendDispatching for a suspension). Written by the binding
+	// controller from pkg/hold's decision; absent when nothing holds it.
+	HoldReasonAnnotation = "work.federator.dev/hold-reason"
+	// HoldMessageAnnotation says, for a person, which holder holds the Work
+	// and what releases it.
+	HoldMessageAnnotation = "work.federator.dev/hold-message"
+
 	// NamespaceSkipLabel, set to "true" on a hub namespace, keeps it from
 	// being propagated (Karmada's namespace sync label).
 	NamespaceSkipLabel = "namespace.karmada.io/skip-auto-propagation"

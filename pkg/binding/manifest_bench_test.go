@@ -7,6 +7,8 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+
+	"github.com/federator-dev/federator/internal/works"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,11 +79,11 @@ func BenchmarkWorkUpToDate(b *testing.B) {
 			stored := benchWork(b, manifest)
 			stored.ResourceVersion = "90210"
 			stored.Labels[workv1alpha2.WorkPermanentIDLabel] = "3e0b9c8a-2f4d-4b6e-9a1c-5d7e8f9a0b1c"
-			if !workUpToDate(stored, desired.Spec, desired.Annotations) {
+			if !works.UpToDate(stored, desired.Spec, desired.Annotations) {
 				b.Fatal("stored Work is not up to date with the desired one")
 			}
 			for b.Loop() {
-				_ = workUpToDate(stored, desired.Spec, desired.Annotations)
+				_ = works.UpToDate(stored, desired.Spec, desired.Annotations)
 			}
 			b.ReportMetric(float64(len(desired.Spec.Workload.Manifests[0].Raw)), "manifest-bytes")
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,33 +18,80 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Setup registers the ResourceBinding and ClusterResourceBinding
-// controllers. A binding is reconciled when it changes, when one of its
-// Works changes (status flows back), and when Clusters come, go or are
-// relabelled (placement may change).
-func Setup(mgr ctrl.Manager, workers int) error {
+// Options tune the binding controllers.
+type Options struct {
+	// Workers per controller.
+	Workers int
+}
+
+// PolicyIndex indexes bindings by the policy that claims their template:
+// "PropagationPolicy/<namespace>/<name>" or "ClusterPropagationPolicy/<name>".
+const PolicyIndex = "binding.federator.dev/policy"
+
+// SetupWithManager registers, for ResourceBindings and
+// ClusterResourceBindings, the controller that writes Works and the one
+// that aggregates their status.
+//
+// Works are rewritten when the binding changes, when one of its Works is
+// deleted by someone else, when Clusters come, go or are relabelled
+// (placement may change), and when an annotation of the claiming policy
+// changes (the suspended annotation holds without changing the policy's
+// generation, so the detector does not rewrite the binding for it).
+// Status is aggregated when the binding's spec or a Work's status changes.
+func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	for _, clusterScoped := range []bool{false, true} {
-		r := &Reconciler{Client: mgr.GetClient(), ClusterScoped: clusterScoped,
-			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
 		name := "resourcebinding"
 		if clusterScoped {
 			obj, name = &workv1alpha2.ClusterResourceBinding{}, "clusterresourcebinding"
 		}
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, PolicyIndex, func(o client.Object) []string {
+			b := view{obj: o, clusterScoped: clusterScoped}
+			if kind, ns, name := b.policyRef(); kind != "" {
+				return []string{policyIndexValue(kind, ns, name)}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		r := &Reconciler{Client: mgr.GetClient(), ClusterScoped: clusterScoped,
+			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
-			For(obj).
+			For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
+				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
-				builder.WithPredicates(workStatusChanged{})).
+				builder.WithPredicates(workDeleted{})).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped)),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-			WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+			Watches(&policyv1alpha1.PropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy")),
+				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy")),
+				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
 			Complete(r)
+		if err != nil {
+			return err
+		}
+		err = ctrl.NewControllerManagedBy(mgr).
+			Named(name+"-status").
+			For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
+				builder.WithPredicates(workStatusChanged{})).
+			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
+			Complete(&StatusReconciler{Client: mgr.GetClient(), ClusterScoped: clusterScoped})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func policyIndexValue(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + namespace + "/" + name
 }
 
 func bindingOfWork(clusterScoped bool) handler.MapFunc {
@@ -63,33 +111,61 @@ func bindingOfWork(clusterScoped bool) handler.MapFunc {
 	}
 }
 
-func allBindings(c client.Client, clusterScoped bool) handler.MapFunc {
-	return func(ctx context.Context, _ client.Object) []reconcile.Request {
-		var reqs []reconcile.Request
-		if clusterScoped {
-			list := &workv1alpha2.ClusterResourceBindingList{}
-			if err := c.List(ctx, list); err != nil {
-				return nil
-			}
-			for i := range list.Items {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-			}
-			return reqs
+func bindingList(clusterScoped bool) client.ObjectList {
+	if clusterScoped {
+		return &workv1alpha2.ClusterResourceBindingList{}
+	}
+	return &workv1alpha2.ResourceBindingList{}
+}
+
+func requests(list client.ObjectList) []reconcile.Request {
+	var reqs []reconcile.Request
+	switch l := list.(type) {
+	case *workv1alpha2.ClusterResourceBindingList:
+		for i := range l.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
 		}
-		list := &workv1alpha2.ResourceBindingList{}
+	case *workv1alpha2.ResourceBindingList:
+		for i := range l.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
+		}
+	}
+	return reqs
+}
+
+func allBindings(c client.Reader, clusterScoped bool) handler.MapFunc {
+	return func(ctx context.Context, _ client.Object) []reconcile.Request {
+		list := bindingList(clusterScoped)
 		if err := c.List(ctx, list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing bindings to re-place after a Cluster change")
 			return nil
 		}
-		for i := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return reqs
+		return requests(list)
 	}
 }
 
-// workStatusChanged passes what a binding must react to from its Works: a
-// new status to aggregate, and a Work deleted by someone else. The binding's
-// own creates and spec updates are not news to it.
+// bindingsOfPolicy maps a policy to the bindings it claims, by PolicyIndex.
+func bindingsOfPolicy(c client.Reader, clusterScoped bool, kind string) handler.MapFunc {
+	return func(ctx context.Context, p client.Object) []reconcile.Request {
+		list := bindingList(clusterScoped)
+		if err := c.List(ctx, list, client.MatchingFields{PolicyIndex: policyIndexValue(kind, p.GetNamespace(), p.GetName())}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the bindings of a policy", "policy", client.ObjectKeyFromObject(p))
+			return nil
+		}
+		return requests(list)
+	}
+}
+
+// workDeleted passes a Work deleted by someone else: its binding writes it
+// again. The binding's own creates and updates are not news to it.
+type workDeleted struct{ predicate.Funcs }
+
+func (workDeleted) Create(event.CreateEvent) bool   { return false }
+func (workDeleted) Update(event.UpdateEvent) bool   { return false }
+func (workDeleted) Generic(event.GenericEvent) bool { return false }
+
+// workStatusChanged passes what the status must reflect: a Work's new
+// status, and a Work gone.
 type workStatusChanged struct{ predicate.Funcs }
 
 func (workStatusChanged) Create(event.CreateEvent) bool { return false }

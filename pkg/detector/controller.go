@@ -2,10 +2,8 @@ package detector
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -32,16 +30,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
-)
-
-// Event reasons on templates and policies (Karmada's where it has them).
-const (
-	EventReasonApplyPolicyFailed    = "ApplyPolicyFailed"
-	EventReasonApplyPolicySucceed   = "ApplyPolicySucceed"
-	EventReasonInvalidPolicy        = "InvalidPolicy"
-	EventReasonUnknownKind          = "UnknownResourceKind"
-	EventReasonDispatchingSuspended = "DispatchingSuspended"
-	EventReasonDispatchingResumed   = "DispatchingResumed"
+	"github.com/federator-dev/federator/internal/retry"
 )
 
 // Key names one resource template of any kind.
@@ -220,19 +209,12 @@ func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) 
 	}
 	if errs := validation.ValidatePropagationSpec(*claim.Spec()); len(errs) > 0 {
 		// Bad input changes nothing: the binding keeps its last good spec.
-		d.recorder.Eventf(template, corev1.EventTypeWarning, EventReasonApplyPolicyFailed,
+		d.recorder.Eventf(template, corev1.EventTypeWarning, policykeys.EventReasonApplyPolicyFailed,
 			"policy %s is invalid, the template is left as it was: %v", claim.Key(), errs.ToAggregate())
 		return ctrl.Result{}, nil
 	}
-	err = d.writeBinding(ctx, template, claim)
-	if errors.Is(err, errRequeue) || apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
-	}
-	return ctrl.Result{}, err
+	return retry.Quietly(ctrl.Result{}, d.writeBinding(ctx, template, claim))
 }
-
-// errRequeue asks for a quiet retry once the cache has caught up.
-var errRequeue = errors.New("requeue")
 
 // Binding returns the binding the detector writes for template and claim.
 func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *workv1alpha2.ResourceBindingSpec) {
@@ -245,7 +227,7 @@ func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *
 		},
 		Replicas:                    replicas(template),
 		Placement:                   spec.Placement.DeepCopy(),
-		Suspension:                  suspension(template, claim),
+		Suspension:                  suspension(claim),
 		ConflictResolution:          spec.ConflictResolution,
 		PreserveResourcesOnDeletion: spec.PreserveResourcesOnDeletion,
 		PropagateDeps:               spec.PropagateDeps,
@@ -277,19 +259,15 @@ func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *
 	return b, &b.Spec
 }
 
-// suspension is the policy's, made total by the suspended annotation on
-// the policy or the template.
-func suspension(template *unstructured.Unstructured, claim Claim) *workv1alpha2.Suspension {
-	var s *workv1alpha2.Suspension
+// suspension is the policy's spec.suspension, as Karmada carries it into
+// the binding. Everything else that holds dispatching (the suspended
+// annotation on the policy or the template, ...) is decided by pkg/hold in
+// the binding controller, which reads the template and the policy itself.
+func suspension(claim Claim) *workv1alpha2.Suspension {
 	if p := claim.Spec().Suspension; p != nil {
-		s = &workv1alpha2.Suspension{Suspension: *p.DeepCopy()}
+		return &workv1alpha2.Suspension{Suspension: *p.DeepCopy()}
 	}
-	_, onPolicy := claimAnnotations(claim)[policykeys.SuspendedAnnotation]
-	_, onTemplate := template.GetAnnotations()[policykeys.SuspendedAnnotation]
-	if onPolicy || onTemplate {
-		s = &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{Dispatching: ptr.To(true)}}
-	}
-	return s
+	return nil
 }
 
 func replicas(template *unstructured.Unstructured) int32 {
@@ -306,13 +284,11 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
 		if err := d.client.Create(ctx, desired); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				// Created by an earlier pass the cache has not seen yet.
-				return errRequeue
-			}
+			// AlreadyExists: created by an earlier pass the cache has not
+			// seen yet; retried quietly.
 			return err
 		}
-		d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
+		d.recorder.Eventf(template, corev1.EventTypeNormal, policykeys.EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
 		return nil
 	}
 	if err != nil {
@@ -338,7 +314,6 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
 		return nil
 	}
-	before := SuspensionSummary(have.Suspension)
 	*have = *spec
 	if annotations == nil {
 		annotations = map[string]string{}
@@ -348,29 +323,7 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 	}
 	existing.SetAnnotations(annotations)
 	existing.SetOwnerReferences(desired.GetOwnerReferences())
-	if err := d.client.Update(ctx, existing); err != nil {
-		return err
-	}
-	if after := SuspensionSummary(spec.Suspension); after != before {
-		d.recordSuspension(template, claim, after)
-	}
-	return nil
-}
-
-// recordSuspension tells a person, on the template, that dispatching was
-// suspended or resumed, where to and why (the annotation's reason).
-func (d *Detector) recordSuspension(template *unstructured.Unstructured, claim Claim, summary string) {
-	if summary == "" {
-		d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonDispatchingResumed,
-			"dispatching resumed to every cluster (policy %s)", claim.Key())
-		return
-	}
-	why := suspendedReason(template, claim)
-	if why != "" {
-		why = ": " + why
-	}
-	d.recorder.Eventf(template, corev1.EventTypeNormal, EventReasonDispatchingSuspended,
-		"dispatching suspended to %s (policy %s)%s", summary, claim.Key(), why)
+	return d.client.Update(ctx, existing)
 }
 
 // deleteBinding deletes the binding of a template that is gone, whatever

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	policykeys "github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
@@ -43,7 +44,7 @@ func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
 
 func (p *policyReconciler) check(ctx context.Context, policy client.Object, spec policyv1alpha1.PropagationSpec) (ctrl.Result, error) {
 	if errs := validation.ValidatePropagationSpec(spec); len(errs) > 0 {
-		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, EventReasonInvalidPolicy,
+		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonInvalidPolicy,
 			"%v; nothing propagated by this policy changes until it is fixed", errs.ToAggregate())
 		return ctrl.Result{}, nil
 	}
@@ -52,9 +53,9 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, spec
 		return ctrl.Result{}, err
 	}
 	if result, err := placement.Place(spec.Placement.DeepCopy(), clusters.Items, 0); err != nil {
-		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, EventReasonInvalidPolicy, "%v", err)
+		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonInvalidPolicy, "%v", err)
 	} else if len(result.Unknown) > 0 {
-		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, placement.EventReasonUnknownCluster,
+		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownCluster,
 			"spec.placement.clusterAffinity.clusterNames: %v name no registered Cluster; they get nothing until such a Cluster joins", result.Unknown)
 	}
 	if spec.Suspension != nil && spec.Suspension.DispatchingOnClusters != nil {
@@ -69,7 +70,7 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, spec
 			}
 		}
 		if len(unknown) > 0 {
-			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, placement.EventReasonUnknownCluster,
+			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownCluster,
 				"spec.suspension.dispatchingOnClusters.clusterNames: %v name no registered Cluster", unknown)
 		}
 	}
@@ -77,7 +78,7 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, spec
 	for _, rs := range spec.ResourceSelectors {
 		gvk := schema.FromAPIVersionAndKind(rs.APIVersion, rs.Kind)
 		if err := p.d.watch(gvk); err != nil {
-			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, EventReasonUnknownKind,
+			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownResourceKind,
 				"spec.resourceSelectors: %v; retrying until the kind is served", err)
 			retry = true
 		}

@@ -10,7 +10,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +31,8 @@ import (
 	"github.com/karmada-io/karmada/pkg/util/names"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
 
@@ -45,37 +46,51 @@ type WorkReconciler struct {
 	watch *memberWatch
 }
 
-// Reconcile reads the Work, decides whether it is held, applies or deletes
-// its manifests in the member, and writes the Work's status if it changed.
+// Reconcile reads the Work, honours its hold, applies or deletes its
+// manifests in the member, and writes the Work's status once, at the end.
 func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := time.Now()
+	result, outcome, err := r.reconcile(ctx, req)
+	if retry.CacheBehind(err) {
+		// A newer Work is on its way through the cache.
+		return retry.Soon(), nil
+	}
+	if outcome != "" {
+		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "duration", time.Since(start).Round(time.Millisecond).String())
+	}
+	return result, err
+}
+
+func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, string, error) {
 	work := &workv1alpha1.Work{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, work); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}
 	if !work.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.delete(ctx, work)
+		return ctrl.Result{}, "deleted from member", r.delete(ctx, work)
 	}
 	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
 		patch := client.MergeFrom(work.DeepCopy())
 		controllerutil.AddFinalizer(work, workkeys.ExecutionFinalizer)
 		if err := r.Hub.Patch(ctx, work, patch); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, "", err
 		}
 	}
 
-	status := work.Status.DeepCopy()
+	before := work.DeepCopy()
 	// Events describe transitions; they are sent only once the status that
 	// records the transition is stored, so a reconcile working from a stale
 	// cache (its write refused) sends none.
 	var events []func()
 	dispatching, held := DispatchingCondition(work)
-	if setCondition(status, dispatching) {
+	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) {
 		events = append(events, func() {
-			r.Recorder.Event(work, corev1.EventTypeNormal, EventReasonWorkDispatching, dispatching.Message)
+			r.Recorder.Event(work, corev1.EventTypeNormal, workkeys.EventReasonWorkDispatching, dispatching.Message)
 		})
 	}
 
 	var syncErr, watchErr error
+	var outcome string
 	member, err := r.Members.Client(ctx, r.Cluster)
 	if err == nil {
 		watchErr = r.ensureWatches(ctx, work)
@@ -86,25 +101,29 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	case held:
 		// Status is still collected while held, so a person sees what the
 		// member runs; an unreachable member keeps the last status.
-		_ = r.collect(ctx, member, work, status)
+		_ = r.collect(ctx, member, work, &work.Status)
+		outcome = "held: " + dispatching.Reason + ": " + work.Annotations[workkeys.HoldMessageAnnotation]
 	default:
-		syncErr = r.apply(ctx, member, work, status)
+		var results map[applyResult]int
+		results, syncErr = r.apply(ctx, member, work, &work.Status)
+		outcome = fmt.Sprintf("applied: %d created, %d updated, %d unchanged",
+			results[applyCreated], results[applyUpdated], results[applyUnchanged])
+	}
+	if syncErr != nil {
+		outcome = "failed: " + syncErr.Error()
 	}
 	if !held || err != nil {
-		if event := r.setApplied(work, status, syncErr); event != nil {
+		if event := r.setApplied(work, syncErr); event != nil {
 			events = append(events, event)
 		}
 	}
 
-	if !equality.Semantic.DeepEqual(status, &work.Status) {
-		work.Status = *status
-		if err := r.Hub.Status().Update(ctx, work); err != nil {
-			if apierrors.IsConflict(err) && syncErr == nil {
-				// A newer Work is on its way through the cache.
-				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
-			}
-			return ctrl.Result{}, errors.Join(syncErr, err)
+	// Locked: the events above depend on this write.
+	if _, err := conditions.PatchStatus(ctx, r.Hub, before, work, true); err != nil {
+		if apierrors.IsConflict(err) && syncErr == nil {
+			return ctrl.Result{}, "", err
 		}
+		return ctrl.Result{}, outcome, errors.Join(syncErr, err)
 	}
 	for _, event := range events {
 		event()
@@ -113,16 +132,18 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		// Until the member is watched, its status changes reach the hub
 		// only on a reconcile: come back until the watch is in place.
 		ctrl.LoggerFrom(ctx).Info("member watch not started yet; retrying", "error", watchErr.Error())
-		return ctrl.Result{RequeueAfter: watchRetry}, nil
+		return ctrl.Result{RequeueAfter: watchRetry}, outcome, nil
 	}
-	return ctrl.Result{}, syncErr
+	return ctrl.Result{}, outcome, syncErr
 }
 
 // watchRetry is how soon a Work whose member kinds are not yet watched is
 // reconciled again.
 const watchRetry = 5 * time.Second
 
-func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
+// apply applies every manifest and counts what each application did.
+func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) (map[applyResult]int, error) {
+	results := map[applyResult]int{}
 	var errs []error
 	var statuses []workv1alpha1.ManifestStatus
 	for i, m := range work.Spec.Workload.Manifests {
@@ -138,17 +159,18 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			continue
 		}
 		metrics.ManifestWrites.WithLabelValues(r.Cluster, string(result)).Inc()
+		results[result]++
 		if ms, ok := manifestStatus(member, i, current); ok {
 			statuses = append(statuses, ms)
 		}
 	}
 	if len(errs) > 0 {
 		//lint:ignore ST1005 Karmada's Applied condition message, matched exactly
-		return fmt.Errorf("Failed to apply all manifests (%d/%d): %w",
+		return results, fmt.Errorf("Failed to apply all manifests (%d/%d): %w",
 			len(work.Spec.Workload.Manifests)-len(errs), len(work.Spec.Workload.Manifests), errors.Join(errs...))
 	}
 	status.ManifestStatuses = statuses
-	return nil
+	return results, nil
 }
 
 func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
@@ -193,24 +215,24 @@ func (r *WorkReconciler) ensureWatches(ctx context.Context, work *workv1alpha1.W
 
 // setApplied records the outcome of applying and returns the event that
 // tells a person about a transition, nil when there is none.
-func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, status *workv1alpha1.WorkStatus, syncErr error) func() {
-	applied := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue,
-		Reason: ReasonAppliedSuccessful, Message: MessageAppliedSuccessful, ObservedGeneration: work.Generation}
+func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, syncErr error) func() {
+	applied := metav1.Condition{Type: workkeys.ConditionApplied, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonAppliedSuccessful, Message: workkeys.MessageAppliedSuccessful}
 	if syncErr != nil {
-		applied = metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse,
-			Reason: ReasonAppliedFailed, Message: syncErr.Error(), ObservedGeneration: work.Generation}
+		applied = metav1.Condition{Type: workkeys.ConditionApplied, Status: metav1.ConditionFalse,
+			Reason: workkeys.ReasonAppliedFailed, Message: syncErr.Error()}
 	}
-	if !setCondition(status, applied) {
+	if !conditions.Set(&work.Status.Conditions, work.Generation, applied) {
 		return nil
 	}
 	if syncErr != nil {
 		return func() {
-			r.Recorder.Eventf(work, corev1.EventTypeWarning, EventReasonSyncFailed,
+			r.Recorder.Eventf(work, corev1.EventTypeWarning, workkeys.EventReasonSyncFailed,
 				"Failed to sync work(%s/%s) to cluster(%s): %v", work.Namespace, work.Name, r.Cluster, syncErr)
 		}
 	}
 	return func() {
-		r.Recorder.Eventf(work, corev1.EventTypeNormal, EventReasonSyncSucceed,
+		r.Recorder.Eventf(work, corev1.EventTypeNormal, workkeys.EventReasonSyncSucceed,
 			"Sync work(%s/%s) to cluster(%s) successful.", work.Namespace, work.Name, r.Cluster)
 	}
 }
@@ -247,19 +269,6 @@ func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) er
 	patch := client.MergeFrom(work.DeepCopy())
 	controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
 	return client.IgnoreNotFound(r.Hub.Patch(ctx, work, patch))
-}
-
-// setCondition sets cond and reports whether it changed what a person reads
-// (status, reason or message); a new observedGeneration alone is recorded
-// but is no transition.
-func setCondition(status *workv1alpha1.WorkStatus, cond metav1.Condition) bool {
-	old := meta.FindStatusCondition(status.Conditions, cond.Type)
-	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
-		old.ObservedGeneration = cond.ObservedGeneration
-		return false
-	}
-	meta.SetStatusCondition(&status.Conditions, cond)
-	return true
 }
 
 func decodeManifest(m workv1alpha1.Manifest) (*unstructured.Unstructured, error) {

@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if _, err := detector.Setup(mgr, o.Workers); err != nil {
 		return err
 	}
-	if err := binding.Setup(mgr, o.Workers); err != nil {
+	if err := binding.SetupWithManager(mgr, binding.Options{Workers: o.Workers}); err != nil {
 		return err
 	}
 	if err := dispatch.Setup(mgr, members); err != nil {

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/pkg/binding"
+	"github.com/federator-dev/federator/internal/works"
 )
 
 // ownerLabel marks the Works this controller writes.
@@ -91,7 +91,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{
 				{RawExtension: runtime.RawExtension{Raw: raw}}}}},
 		}
-		errs = append(errs, binding.EnsureWork(ctx, r.Client, work, ownerLabel))
+		_, err = works.EnsureWork(ctx, r.Client, work, ownerLabel)
+		errs = append(errs, err)
 	}
 	return ctrl.Result{}, errors.Join(errs...)
 }

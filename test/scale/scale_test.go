@@ -17,8 +17,8 @@ import (
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/fixture"
-	"github.com/federator-dev/federator/pkg/dispatch"
 )
 
 const (
@@ -117,7 +117,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	}
 	began = time.Now()
 	e.waitWorks(ctx, b, "every Work held (SuspendDispatching)", ns, n, waitLimit, func(w *workv1alpha1.Work) bool {
-		return dispatchingReason(w) == dispatch.ReasonSuspendDispatching
+		return dispatchingReason(w) == workkeys.ReasonSuspendDispatching
 	})
 	suspended := time.Since(began)
 	afterSuspend := e.quiet(ctx, b, "after suspending")

@@ -1,4 +1,4 @@
-package binding
+package retry
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ func TestCacheBehind(t *testing.T) {
 		{"a real failure", forbidden, false},
 	}
 	for _, c := range cases {
-		if got := cacheBehind(c.err); got != c.want {
+		if got := CacheBehind(c.err); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -1,0 +1,109 @@
+package work
+
+import workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+
+// Condition types, reasons, messages and event reasons on Works and on
+// ResourceBindings / ClusterResourceBindings. Where Karmada has the string
+// (pkg/apis/work, pkg/events, pkg/controllers/execution) it is used
+// unchanged: users' checks and Karmada's tools read them.
+
+// Work conditions.
+const (
+	// ConditionDispatching says whether a Work is dispatched to its member
+	// or held (Karmada's workv1alpha1.WorkDispatching).
+	ConditionDispatching = "Dispatching"
+	// ConditionApplied says whether the Work's manifests are applied in its
+	// member (Karmada's workv1alpha1.WorkApplied).
+	ConditionApplied = "Applied"
+)
+
+// Reasons and messages of the Work Dispatching condition.
+const (
+	// ReasonSuspendDispatching: the Work is held by a suspension (the
+	// policy's spec.suspension or the suspended annotation). Karmada's
+	// string; its message is Karmada's too, whatever suspended it: the
+	// Work's hold-message annotation says which holder and why.
+	ReasonSuspendDispatching = "SuspendDispatching"
+	// MessageSuspendDispatching is Karmada's message for a suspended Work.
+	MessageSuspendDispatching = "Work dispatching is in a suspended state."
+	// ReasonDispatching: nothing holds the Work.
+	ReasonDispatching = "Dispatching"
+	// MessageDispatching is Karmada's message for a Work being dispatched.
+	MessageDispatching = "Work is being dispatched to member clusters."
+)
+
+// Reasons and messages of the Work Applied condition (Karmada's execution
+// controller).
+const (
+	// ReasonAppliedSuccessful: every manifest is applied in the member.
+	ReasonAppliedSuccessful = "AppliedSuccessful"
+	// MessageAppliedSuccessful is Karmada's message for ReasonAppliedSuccessful.
+	MessageAppliedSuccessful = "Manifest has been successfully applied"
+	// ReasonAppliedFailed: some manifest could not be applied; the message
+	// says which and why.
+	ReasonAppliedFailed = "AppliedFailed"
+)
+
+// Event reasons on Works.
+const (
+	// EventReasonWorkDispatching is sent when a Work's Dispatching condition
+	// changes, with the condition's message.
+	EventReasonWorkDispatching = "WorkDispatching"
+	// EventReasonSyncFailed is sent when a Work stops being applied.
+	EventReasonSyncFailed = "SyncFailed"
+	// EventReasonSyncSucceed is sent when a Work becomes applied.
+	EventReasonSyncSucceed = "SyncSucceed"
+)
+
+// Binding conditions.
+const (
+	// ConditionScheduled says whether the binding's placement found its
+	// target clusters.
+	ConditionScheduled = workv1alpha2.Scheduled
+	// ConditionFullyApplied says whether every target's Work is applied.
+	ConditionFullyApplied = workv1alpha2.FullyApplied
+	// ConditionWorksSynced says whether the binding's Works are written as
+	// its placement and holds want them (federator's; Karmada reports this
+	// only with events). It makes SyncWorkFailed a transition, not a
+	// repeated warning.
+	ConditionWorksSynced = "WorksSynced"
+)
+
+// Reasons and messages of binding conditions.
+const (
+	// ReasonScheduled: placement found target clusters (Scheduled=True).
+	ReasonScheduled = workv1alpha2.BindingReasonSuccess
+	// MessageScheduled is Karmada's message for ReasonScheduled.
+	MessageScheduled = "Binding has been scheduled successfully."
+	// ReasonNoClusterFit: no cluster matched the placement (Scheduled=False).
+	ReasonNoClusterFit = workv1alpha2.BindingReasonNoClusterFit
+	// MessageNoClusterFit is the message for ReasonNoClusterFit.
+	MessageNoClusterFit = "0 clusters are available for the placement"
+	// ReasonUnschedulable: the placement itself cannot be evaluated; the
+	// message says why (Scheduled=False).
+	ReasonUnschedulable = workv1alpha2.BindingReasonUnschedulable
+	// ReasonFullyApplied: every Work is applied (FullyApplied=True).
+	ReasonFullyApplied = "FullyAppliedSuccess"
+	// MessageFullyApplied is Karmada's message for ReasonFullyApplied.
+	MessageFullyApplied = "All works have been successfully applied"
+	// ReasonNotFullyApplied: some Work is not applied (FullyApplied=False).
+	ReasonNotFullyApplied = "FullyAppliedFailed"
+	// MessageNotFullyApplied is Karmada's message for ReasonNotFullyApplied.
+	MessageNotFullyApplied = "Failed to apply all works, see status.aggregatedStatus for details"
+	// ReasonWorksSynced: every Work is written (WorksSynced=True).
+	ReasonWorksSynced = "WorksSynced"
+	// MessageWorksSynced is the message for ReasonWorksSynced.
+	MessageWorksSynced = "Works are written for every target cluster"
+	// ReasonSyncWorkFailed: some Work could not be written; the message says
+	// which cluster and why (WorksSynced=False).
+	ReasonSyncWorkFailed = "SyncWorkFailed"
+)
+
+// Event reasons on bindings (Karmada's pkg/events).
+const (
+	// EventReasonScheduleBindingFailed is sent when Scheduled turns False.
+	EventReasonScheduleBindingFailed = "ScheduleBindingFailed"
+	// EventReasonSyncWorkFailed is sent when WorksSynced turns False or its
+	// message changes.
+	EventReasonSyncWorkFailed = "SyncWorkFailed"
+)

@@ -1,0 +1,110 @@
+// Package works owns writing a Work on the hub: create it, or update it only
+// when what it carries changed, never taking over a Work another owner
+// wrote. Every controller that produces Works (bindings, namespace sync)
+// writes them through EnsureWork, so "is this Work up to date" is decided
+// once.
+package works
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// ownedAnnotations are annotations whose absence from the desired Work means
+// "remove": the hold annotations come and go with the hold.
+var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation}
+
+// Result says what EnsureWork did.
+type Result string
+
+const (
+	Created   Result = "created"
+	Updated   Result = "updated"
+	Unchanged Result = "unchanged"
+)
+
+// EnsureWork creates desired, or updates the stored Work when what it
+// carries differs. ownerLabel names the label that must match on an
+// existing Work: a Work written for another owner is never taken over.
+func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work, ownerLabel string) (Result, error) {
+	work := &workv1alpha1.Work{}
+	err := c.Get(ctx, client.ObjectKeyFromObject(desired), work)
+	if apierrors.IsNotFound(err) {
+		desired = desired.DeepCopy()
+		metav1.SetMetaDataLabel(&desired.ObjectMeta, workv1alpha2.WorkPermanentIDLabel, uuid.NewString())
+		return Created, c.Create(ctx, desired)
+	}
+	if err != nil {
+		return "", err
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return "", fmt.Errorf("work %s/%s is being deleted", work.Namespace, work.Name)
+	}
+	if want := desired.Labels[ownerLabel]; work.Labels[ownerLabel] != want {
+		return "", fmt.Errorf("work %s/%s belongs to another owner (label %s=%q, want %q)", work.Namespace, work.Name,
+			ownerLabel, work.Labels[ownerLabel], want)
+	}
+	if UpToDate(work, desired.Spec, desired.Annotations) {
+		return Unchanged, nil
+	}
+	for _, k := range ownedAnnotations {
+		if _, ok := desired.Annotations[k]; !ok {
+			delete(work.Annotations, k)
+		}
+	}
+	for k, v := range desired.Annotations {
+		metav1.SetMetaDataAnnotation(&work.ObjectMeta, k, v)
+	}
+	work.Spec = desired.Spec
+	return Updated, c.Update(ctx, work)
+}
+
+// UpToDate reports whether work carries spec and annotations: manifests are
+// compared by content (the API server may re-encode them), and an owned
+// annotation the stored Work has but annotations lacks is a difference.
+func UpToDate(work *workv1alpha1.Work, spec workv1alpha1.WorkSpec, annotations map[string]string) bool {
+	for k, v := range annotations {
+		if have, ok := work.Annotations[k]; !ok || have != v {
+			return false
+		}
+	}
+	for _, k := range ownedAnnotations {
+		if _, stored := work.Annotations[k]; stored {
+			if _, wanted := annotations[k]; !wanted {
+				return false
+			}
+		}
+	}
+	if ptr.Deref(work.Spec.SuspendDispatching, false) != ptr.Deref(spec.SuspendDispatching, false) ||
+		ptr.Deref(work.Spec.PreserveResourcesOnDeletion, false) != ptr.Deref(spec.PreserveResourcesOnDeletion, false) ||
+		len(work.Spec.Workload.Manifests) != len(spec.Workload.Manifests) {
+		return false
+	}
+	for i := range spec.Workload.Manifests {
+		// Both sides are JSON with sorted keys, so the steady state is an
+		// exact byte match; decoding is the fallback for a re-encoding.
+		if bytes.Equal(work.Spec.Workload.Manifests[i].Raw, spec.Workload.Manifests[i].Raw) {
+			continue
+		}
+		var have, want any
+		if json.Unmarshal(work.Spec.Workload.Manifests[i].Raw, &have) != nil ||
+			json.Unmarshal(spec.Workload.Manifests[i].Raw, &want) != nil ||
+			!equality.Semantic.DeepEqual(have, want) {
+			return false
+		}
+	}
+	return true
+}

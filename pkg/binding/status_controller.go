@@ -1,0 +1,143 @@
+package binding
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/retry"
+)
+
+// StatusReconciler aggregates the Works of one kind of binding into the
+// binding's status and, for Deployments, into the hub template's status
+// (Karmada's binding status controller).
+type StatusReconciler struct {
+	Client        client.Client
+	ClusterScoped bool
+}
+
+// Reconcile writes aggregatedStatus and FullyApplied from the binding's
+// Works, then the template's status.
+func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return retry.Quietly(ctrl.Result{}, r.reconcile(ctx, req))
+}
+
+func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) error {
+	b := newView(r.ClusterScoped)
+	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !b.obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	existing, err := worksOf(ctx, r.Client, b)
+	if err != nil {
+		return err
+	}
+	before := b.snapshot()
+	current := aggregate(b, existing)
+	// Locked: the binding controller writes the binding's other conditions,
+	// and a merge patch replaces the whole list.
+	if _, err := conditions.PatchStatus(ctx, r.Client, before, b.obj, true); err != nil {
+		return err
+	}
+	tpl, err := template(ctx, r.Client, b)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return r.writeTemplateStatus(ctx, tpl, b.status.AggregatedStatus, current)
+}
+
+// aggregate writes the Works' state into the binding's status as Karmada
+// does: one aggregatedStatus item per target, and FullyApplied. It returns
+// the clusters that run the latest template: their Work is dispatched and
+// applied at its current generation.
+func aggregate(b view, existing []workv1alpha1.Work) map[string]bool {
+	byCluster := map[string]*workv1alpha1.Work{}
+	for i := range existing {
+		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
+			byCluster[cluster] = &existing[i]
+		}
+	}
+	var items []workv1alpha2.AggregatedStatusItem
+	current := map[string]bool{}
+	allApplied := len(b.spec.Clusters) > 0
+	for _, target := range b.spec.Clusters {
+		item := workv1alpha2.AggregatedStatusItem{ClusterName: target.Name}
+		if w := byCluster[target.Name]; w != nil {
+			if c := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionApplied); c != nil {
+				item.Applied = c.Status == metav1.ConditionTrue
+				if !item.Applied {
+					item.AppliedMessage = c.Message
+				}
+				current[target.Name] = item.Applied && c.ObservedGeneration == w.Generation &&
+					meta.IsStatusConditionTrue(w.Status.Conditions, workkeys.ConditionDispatching)
+			}
+			if len(w.Status.ManifestStatuses) > 0 {
+				item.Status = w.Status.ManifestStatuses[0].Status
+				item.Health = workv1alpha2.ResourceHealth(w.Status.ManifestStatuses[0].Health)
+			}
+		}
+		allApplied = allApplied && item.Applied
+		items = append(items, item)
+	}
+	slices.SortFunc(items, func(a, b workv1alpha2.AggregatedStatusItem) int { return strings.Compare(a.ClusterName, b.ClusterName) })
+	b.status.AggregatedStatus = items
+	full := metav1.Condition{Type: workkeys.ConditionFullyApplied, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonFullyApplied, Message: workkeys.MessageFullyApplied}
+	if !allApplied {
+		full = metav1.Condition{Type: workkeys.ConditionFullyApplied, Status: metav1.ConditionFalse,
+			Reason: workkeys.ReasonNotFullyApplied, Message: workkeys.MessageNotFullyApplied}
+	}
+	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), full)
+	return current
+}
+
+// writeTemplateStatus reflects the members' status into a Deployment
+// template on the hub, as Karmada does, writing only when it changed.
+func (r *StatusReconciler) writeTemplateStatus(ctx context.Context, tpl *unstructured.Unstructured,
+	items []workv1alpha2.AggregatedStatusItem, current map[string]bool) error {
+	if gvk := tpl.GroupVersionKind(); gvk.Group != "apps" || gvk.Kind != "Deployment" {
+		return nil
+	}
+	var old appsv1.DeploymentStatus
+	if s, found, _ := unstructured.NestedMap(tpl.Object, "status"); found {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(s, &old); err != nil {
+			return err
+		}
+	}
+	next := DeploymentStatus(items, current, tpl.GetGeneration(), old)
+	if next.Replicas == old.Replicas && next.ReadyReplicas == old.ReadyReplicas && next.UpdatedReplicas == old.UpdatedReplicas &&
+		next.AvailableReplicas == old.AvailableReplicas && next.UnavailableReplicas == old.UnavailableReplicas &&
+		next.ObservedGeneration == old.ObservedGeneration {
+		return nil
+	}
+	patch := client.MergeFrom(tpl.DeepCopy())
+	for field, v := range map[string]int64{
+		"replicas": int64(next.Replicas), "readyReplicas": int64(next.ReadyReplicas),
+		"updatedReplicas": int64(next.UpdatedReplicas), "availableReplicas": int64(next.AvailableReplicas),
+		"unavailableReplicas": int64(next.UnavailableReplicas), "observedGeneration": next.ObservedGeneration,
+	} {
+		if err := unstructured.SetNestedField(tpl.Object, v, "status", field); err != nil {
+			return err
+		}
+	}
+	return r.Client.Status().Patch(ctx, tpl, patch)
+}

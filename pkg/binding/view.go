@@ -1,0 +1,92 @@
+package binding
+
+import (
+	"context"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// view is what the controllers need of a ResourceBinding or a
+// ClusterResourceBinding, so one Reconcile serves both.
+type view struct {
+	obj           client.Object
+	spec          *workv1alpha2.ResourceBindingSpec
+	status        *workv1alpha2.ResourceBindingStatus
+	clusterScoped bool
+}
+
+func newView(clusterScoped bool) view {
+	if clusterScoped {
+		b := &workv1alpha2.ClusterResourceBinding{}
+		return view{obj: b, spec: &b.Spec, status: &b.Status, clusterScoped: true}
+	}
+	b := &workv1alpha2.ResourceBinding{}
+	return view{obj: b, spec: &b.Spec, status: &b.Status}
+}
+
+// snapshot is a deep copy of the binding as read, for PatchStatus.
+func (v view) snapshot() client.Object { return v.obj.DeepCopyObject().(client.Object) }
+
+func (v view) finalizer() string {
+	if v.clusterScoped {
+		return workkeys.ClusterBindingFinalizer
+	}
+	return workkeys.BindingFinalizer
+}
+
+func (v view) idLabel() string {
+	if v.clusterScoped {
+		return workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	return workv1alpha2.ResourceBindingPermanentIDLabel
+}
+
+// policyRef names the policy that claims the binding's template, from the
+// annotations the detector records on the binding (Karmada's keys):
+// kind, namespace and name; kind is "" when none is recorded.
+func (v view) policyRef() (kind, namespace, name string) {
+	a := v.obj.GetAnnotations()
+	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
+		return "PropagationPolicy", a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], name
+	}
+	if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
+		return "ClusterPropagationPolicy", "", name
+	}
+	return "", "", ""
+}
+
+// policyKey is how events name the claiming policy: "namespace/name" for a
+// PropagationPolicy, "name" for a ClusterPropagationPolicy.
+func (v view) policyKey() string {
+	_, ns, name := v.policyRef()
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// template reads the binding's resource template from the cache.
+func template(ctx context.Context, c client.Reader, b view) (*unstructured.Unstructured, error) {
+	t := &unstructured.Unstructured{}
+	t.SetAPIVersion(b.spec.Resource.APIVersion)
+	t.SetKind(b.spec.Resource.Kind)
+	err := c.Get(ctx, client.ObjectKey{Namespace: b.spec.Resource.Namespace, Name: b.spec.Resource.Name}, t)
+	return t, err
+}
+
+// worksOf lists the binding's Works by its permanent id.
+func worksOf(ctx context.Context, c client.Reader, b view) ([]workv1alpha1.Work, error) {
+	id := b.obj.GetLabels()[b.idLabel()]
+	if id == "" {
+		return nil, nil
+	}
+	works := &workv1alpha1.WorkList{}
+	err := c.List(ctx, works, client.MatchingLabels{b.idLabel(): id})
+	return works.Items, err
+}

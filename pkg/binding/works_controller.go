@@ -1,0 +1,392 @@
+package binding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/hold"
+	"github.com/federator-dev/federator/pkg/placement"
+)
+
+// Reconciler turns one kind of binding into Works: placement, holds, one
+// Work per target cluster.
+type Reconciler struct {
+	Client        client.Client
+	Recorder      record.EventRecorder
+	ClusterScoped bool
+	// Checks decide holds; hold.Checks when nil.
+	Checks []hold.Check
+}
+
+// Reconcile places the binding, decides what holds each target cluster,
+// writes one Work per target and deletes the Works of clusters no longer
+// targeted; its conditions Scheduled and WorksSynced are written once, at
+// the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := time.Now()
+	result, outcome, err := r.reconcile(ctx, req)
+	result, err = retry.Quietly(result, err)
+	if outcome != "" {
+		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "duration", time.Since(start).Round(time.Millisecond).String())
+	}
+	return result, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, string, error) {
+	b := newView(r.ClusterScoped)
+	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
+		return ctrl.Result{}, "", client.IgnoreNotFound(err)
+	}
+	if !b.obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, "binding deleted: its Works are deleted", r.finalize(ctx, b)
+	}
+	if err := r.ensureIdentity(ctx, b); err != nil {
+		return ctrl.Result{}, "", err
+	}
+	tpl, err := template(ctx, r.Client, b)
+	if apierrors.IsNotFound(err) {
+		// The detector deletes bindings whose template is gone.
+		return ctrl.Result{}, "", nil
+	}
+	if err != nil {
+		return ctrl.Result{}, "", err
+	}
+
+	before := b.snapshot()
+	var events []func()
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		return ctrl.Result{}, "", err
+	}
+	placed, err := placement.PlaceForTemplate(b.spec.Placement, clusters.Items, b.spec.Replicas, tpl.GetUID())
+	if err != nil {
+		if conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), metav1.Condition{Type: workkeys.ConditionScheduled,
+			Status: metav1.ConditionFalse, Reason: workkeys.ReasonUnschedulable, Message: err.Error()}) {
+			msg := err.Error()
+			events = append(events, func() {
+				r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonScheduleBindingFailed, msg)
+			})
+		}
+		return r.finish(ctx, b, before, events, "unschedulable: "+err.Error())
+	}
+	if !equality.Semantic.DeepEqual(placed.Targets, b.spec.Clusters) && !(len(placed.Targets) == 0 && len(b.spec.Clusters) == 0) {
+		b.spec.Clusters = placed.Targets
+		if err := r.Client.Update(ctx, b.obj); err != nil {
+			return ctrl.Result{}, "", err
+		}
+		before = b.snapshot()
+	}
+	scheduled := metav1.Condition{Type: workkeys.ConditionScheduled, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonScheduled, Message: workkeys.MessageScheduled}
+	if len(placed.Targets) == 0 {
+		scheduled = metav1.Condition{Type: workkeys.ConditionScheduled, Status: metav1.ConditionFalse,
+			Reason: workkeys.ReasonNoClusterFit, Message: workkeys.MessageNoClusterFit}
+	}
+	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), scheduled)
+
+	in, err := r.holdInput(ctx, b, tpl)
+	if err != nil {
+		return ctrl.Result{}, "", err
+	}
+	targets := make([]string, 0, len(b.spec.Clusters))
+	for _, t := range b.spec.Clusters {
+		targets = append(targets, t.Name)
+	}
+	checks := r.Checks
+	if checks == nil {
+		checks = hold.Checks
+	}
+	decisions := hold.Decide(in, targets, checks)
+
+	sync, syncErr := r.syncWorks(ctx, b, tpl, decisions)
+	if retry.CacheBehind(syncErr) {
+		// A Work changed or appeared since the cache saw it: retry quietly.
+		return retry.Soon(), "", nil
+	}
+	synced := metav1.Condition{Type: workkeys.ConditionWorksSynced, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonWorksSynced, Message: workkeys.MessageWorksSynced}
+	if syncErr != nil {
+		synced = metav1.Condition{Type: workkeys.ConditionWorksSynced, Status: metav1.ConditionFalse,
+			Reason: workkeys.ReasonSyncWorkFailed, Message: syncErr.Error()}
+	}
+	if conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), synced) && syncErr != nil {
+		msg := syncErr.Error()
+		events = append(events, func() {
+			r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonSyncWorkFailed, msg)
+		})
+	}
+	if event := r.holdEvent(tpl, b, sync.heldBefore, decisions); event != nil && syncErr == nil {
+		// The Works just written are the stored record of this transition
+		// (the next pass reads it from them), so it is told now, whatever
+		// becomes of the status write below.
+		event()
+	}
+	outcome := sync.String() + holdSummary(decisions)
+	if syncErr != nil {
+		outcome += "; failed: " + syncErr.Error()
+	}
+	result, _, err := r.finish(ctx, b, before, events, outcome)
+	return result, outcome, errors.Join(syncErr, err)
+}
+
+// finish writes the binding's status once and, when it is stored, sends the
+// events of the transitions it records.
+func (r *Reconciler) finish(ctx context.Context, b view, before client.Object, events []func(), outcome string) (ctrl.Result, string, error) {
+	// Locked: the status controller writes the binding's other conditions,
+	// and a merge patch replaces the whole list.
+	if _, err := conditions.PatchStatus(ctx, r.Client, before, b.obj, true); err != nil {
+		return ctrl.Result{}, outcome, err
+	}
+	for _, e := range events {
+		e()
+	}
+	return ctrl.Result{}, outcome, nil
+}
+
+// holdInput gathers what pkg/hold decides from: the template, the policy
+// that claims it (from the cache; zero when it is gone) and the suspension
+// the binding carries from that policy.
+func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured) (hold.Input, error) {
+	in := hold.Input{
+		Template: hold.Object{Kind: tpl.GetKind(), Namespace: tpl.GetNamespace(), Name: tpl.GetName(),
+			Annotations: tpl.GetAnnotations()},
+	}
+	if b.spec.Suspension != nil {
+		in.Suspension = &b.spec.Suspension.Suspension
+	}
+	kind, ns, name := b.policyRef()
+	var policy client.Object
+	switch kind {
+	case "PropagationPolicy":
+		policy = &policyv1alpha1.PropagationPolicy{}
+	case "ClusterPropagationPolicy":
+		policy = &policyv1alpha1.ClusterPropagationPolicy{}
+	default:
+		return in, nil
+	}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
+	if apierrors.IsNotFound(err) {
+		// Like Karmada, a binding outlives its policy; it keeps the
+		// suspension it carries.
+		return in, nil
+	}
+	if err != nil {
+		return in, err
+	}
+	in.Policy = hold.Object{Kind: kind, Namespace: ns, Name: name, Annotations: policy.GetAnnotations()}
+	return in, nil
+}
+
+// holdEvent tells a person, on the template, that dispatching was suspended
+// or resumed, where to and why, when the holds on clusters that had a Work
+// before this pass changed. Nil when nothing changed or nothing was
+// propagated before (the first propagation says nothing of holds).
+func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefore map[string]bool, decisions map[string]hold.Decision) func() {
+	if len(heldBefore) == 0 {
+		return nil
+	}
+	was, now := map[string]hold.Decision{}, map[string]hold.Decision{}
+	for cluster, held := range heldBefore {
+		d, targeted := decisions[cluster]
+		if !targeted {
+			continue
+		}
+		now[cluster] = d
+		if held {
+			was[cluster] = hold.Decision{Holds: []hold.Hold{{}}}
+		} else {
+			was[cluster] = hold.Decision{}
+		}
+	}
+	before, after := hold.Summary(was), hold.Summary(now)
+	if before == after {
+		return nil
+	}
+	policy := b.policyKey()
+	if after == "" {
+		return func() {
+			r.Recorder.Eventf(tpl, corev1.EventTypeNormal, policykeys.EventReasonDispatchingResumed,
+				"dispatching resumed to every cluster (policy %s)", policy)
+		}
+	}
+	why := ""
+	if notes := hold.Notes(now); len(notes) > 0 {
+		why = ": " + strings.Join(notes, "; ")
+	}
+	return func() {
+		r.Recorder.Eventf(tpl, corev1.EventTypeNormal, policykeys.EventReasonDispatchingSuspended,
+			"dispatching suspended to %s (policy %s)%s", after, policy, why)
+	}
+}
+
+func holdSummary(decisions map[string]hold.Decision) string {
+	if s := hold.Summary(decisions); s != "" {
+		return "; held: " + s
+	}
+	return ""
+}
+
+// ensureIdentity adds the finalizer and the permanent-id label Karmada's
+// webhook would add, so Works can be found after the binding is gone.
+func (r *Reconciler) ensureIdentity(ctx context.Context, b view) error {
+	labels := b.obj.GetLabels()
+	if controllerutil.ContainsFinalizer(b.obj, b.finalizer()) && labels[b.idLabel()] != "" {
+		return nil
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if labels[b.idLabel()] == "" {
+		labels[b.idLabel()] = uuid.NewString()
+	}
+	b.obj.SetLabels(labels)
+	controllerutil.AddFinalizer(b.obj, b.finalizer())
+	return r.Client.Update(ctx, b.obj)
+}
+
+// syncResult counts what syncWorks did, and which clusters that had a Work
+// were held before it.
+type syncResult struct {
+	created, updated, unchanged, deleted int
+	heldBefore                           map[string]bool
+}
+
+func (s syncResult) String() string {
+	return fmt.Sprintf("works synced: %d created, %d updated, %d unchanged, %d deleted",
+		s.created, s.updated, s.unchanged, s.deleted)
+}
+
+// syncWorks writes the Work of every target, held as decisions say, and
+// deletes the others.
+func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, decisions map[string]hold.Decision) (syncResult, error) {
+	res := syncResult{heldBefore: map[string]bool{}}
+	existing, err := worksOf(ctx, r.Client, b)
+	if err != nil {
+		return res, err
+	}
+	for i := range existing {
+		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
+			res.heldBefore[cluster] = ptr.Deref(existing[i].Spec.SuspendDispatching, false)
+		}
+	}
+
+	var errs []error
+	wanted := map[string]bool{}
+	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
+	for _, target := range b.spec.Clusters {
+		ns := names.GenerateExecutionSpaceName(target.Name)
+		wanted[ns] = true
+		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
+			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
+			ConflictResolution: b.spec.ConflictResolution}
+		manifest, err := Manifest(tpl, target, b.spec.Replicas > 0, o)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		work, err := r.work(b, manifest, o, decisions[target.Name])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch result, err := works.EnsureWork(ctx, r.Client, work, b.idLabel()); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
+		case result == works.Created:
+			res.created++
+		case result == works.Updated:
+			res.updated++
+		default:
+			res.unchanged++
+		}
+	}
+	for i := range existing {
+		if wanted[existing[i].Namespace] {
+			continue
+		}
+		if err := r.Client.Delete(ctx, &existing[i]); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, err)
+		} else {
+			res.deleted++
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// work is the Work for one target: the manifest, and the hold decision as
+// spec.suspendDispatching (so any Karmada execution controller holds it too)
+// plus the hold annotations the dispatcher reports.
+func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, o Origin, decision hold.Decision) (*workv1alpha1.Work, error) {
+	raw, err := json.Marshal(manifest.Object)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{b.idLabel(): o.BindingID}
+	annotations := map[string]string{}
+	if b.clusterScoped {
+		annotations[workv1alpha2.ClusterResourceBindingAnnotationKey] = o.BindingName
+	} else {
+		annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] = o.BindingNamespace
+		annotations[workv1alpha2.ResourceBindingNameAnnotationKey] = o.BindingName
+	}
+	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = manifest.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation]
+	if decision.Held() {
+		annotations[workkeys.HoldReasonAnnotation] = decision.Reason()
+		annotations[workkeys.HoldMessageAnnotation] = decision.Message()
+	}
+	return &workv1alpha1.Work{
+		ObjectMeta: metav1.ObjectMeta{Namespace: o.WorkNamespace, Name: o.WorkName, Labels: labels,
+			Annotations: annotations, Finalizers: []string{workkeys.ExecutionFinalizer}},
+		Spec: workv1alpha1.WorkSpec{
+			Workload:                    workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}},
+			SuspendDispatching:          ptr.To(decision.Held()),
+			PreserveResourcesOnDeletion: b.spec.PreserveResourcesOnDeletion,
+		},
+	}, nil
+}
+
+// finalize deletes the binding's Works (their own finalizer then removes
+// the objects from members) and releases the binding.
+func (r *Reconciler) finalize(ctx context.Context, b view) error {
+	if !controllerutil.ContainsFinalizer(b.obj, b.finalizer()) {
+		return nil
+	}
+	existing, err := worksOf(ctx, r.Client, b)
+	if err != nil {
+		return err
+	}
+	for i := range existing {
+		if err := r.Client.Delete(ctx, &existing[i]); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
+	return client.IgnoreNotFound(r.Client.Update(ctx, b.obj))
+}

@@ -1,0 +1,275 @@
+package binding
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/fixture"
+)
+
+const bindingName = "web-deployment"
+
+type bindingTest struct {
+	hub      client.Client
+	works    *Reconciler
+	status   *StatusReconciler
+	recorder *record.FakeRecorder
+}
+
+// newBindingTest is a hub with member1 and member2, the Deployment shop/web
+// and its PropagationPolicy shop/web placing it on both, and the binding the
+// detector wrote for them. suspension is the policy's (and so the
+// binding's) spec.suspension.
+func newBindingTest(t *testing.T, suspension *policyv1alpha1.Suspension, funcs interceptor.Funcs) *bindingTest {
+	t.Helper()
+	placement := &policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}
+	dep := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "tpl-uid", Generation: 1},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: policyv1alpha1.PropagationSpec{Placement: *placement, Suspension: suspension}}
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: bindingName, Generation: 1,
+			Labels:     map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "rb-id"},
+			Finalizers: []string{"karmada.io/binding-controller"},
+			Annotations: map[string]string{policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop",
+				policyv1alpha1.PropagationPolicyNameAnnotation: "web"}},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource:  workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "tpl-uid"},
+			Placement: placement,
+		},
+	}
+	if suspension != nil {
+		rb.Spec.Suspension = &workv1alpha2.Suspension{Suspension: *suspension}
+	}
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).
+		WithObjects(dep, pp, rb,
+			&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+			&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}).
+		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha1.Work{}, &appsv1.Deployment{}).
+		WithInterceptorFuncs(funcs).Build()
+	recorder := record.NewFakeRecorder(100)
+	return &bindingTest{hub: hub, recorder: recorder,
+		works:  &Reconciler{Client: hub, Recorder: recorder},
+		status: &StatusReconciler{Client: hub}}
+}
+
+var bindingKey = types.NamespacedName{Namespace: "shop", Name: bindingName}
+
+func (b *bindingTest) reconcile(t *testing.T) {
+	t.Helper()
+	if _, err := b.works.Reconcile(context.Background(), ctrl.Request{NamespacedName: bindingKey}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+}
+
+func (b *bindingTest) events() []string { return fixture.Events(b.recorder) }
+
+func (b *bindingTest) work(t *testing.T, cluster string) *workv1alpha1.Work {
+	t.Helper()
+	w := &workv1alpha1.Work{}
+	if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "karmada-es-" + cluster, Name: "web-deployment-0"}, w); err != nil {
+		list := &workv1alpha1.WorkList{}
+		_ = b.hub.List(context.Background(), list, client.InNamespace("karmada-es-"+cluster))
+		if len(list.Items) != 1 {
+			t.Fatalf("works in karmada-es-%s: %d", cluster, len(list.Items))
+		}
+		return &list.Items[0]
+	}
+	return w
+}
+
+func (b *bindingTest) annotate(t *testing.T, obj client.Object, value *string) {
+	t.Helper()
+	patch := `{"metadata":{"annotations":{"propagation.federator.dev/suspended":null}}}`
+	if value != nil {
+		patch = `{"metadata":{"annotations":{"propagation.federator.dev/suspended":"` + *value + `"}}}`
+	}
+	if err := b.hub.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func held(w *workv1alpha1.Work) bool { return ptr.Deref(w.Spec.SuspendDispatching, false) }
+
+func TestBindingReconcilerHolds(t *testing.T) {
+	template := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+
+	t.Run("a first propagation writes a dispatched Work per target and says nothing of holds", func(t *testing.T) {
+		b := newBindingTest(t, nil, interceptor.Funcs{})
+		b.reconcile(t)
+		for _, c := range []string{"member1", "member2"} {
+			if w := b.work(t, c); held(w) || w.Annotations["work.federator.dev/hold-reason"] != "" {
+				t.Errorf("%s: Work held=%v annotations=%v", c, held(w), w.Annotations)
+			}
+		}
+		if events := b.events(); len(events) != 0 {
+			t.Errorf("events = %q, want none", events)
+		}
+	})
+
+	t.Run("the suspended annotation on the template holds every Work, says why on it, and tells the template once", func(t *testing.T) {
+		b := newBindingTest(t, nil, interceptor.Funcs{})
+		b.reconcile(t)
+		b.annotate(t, template, ptr.To("incident 4711"))
+		b.reconcile(t)
+		b.reconcile(t)
+		for _, c := range []string{"member1", "member2"} {
+			w := b.work(t, c)
+			if !held(w) || w.Annotations["work.federator.dev/hold-reason"] != "SuspendDispatching" ||
+				!strings.Contains(w.Annotations["work.federator.dev/hold-message"], `on Deployment shop/web ("incident 4711")`) {
+				t.Errorf("%s: Work held=%v annotations=%v", c, held(w), w.Annotations)
+			}
+		}
+		want := []string{"Normal DispatchingSuspended dispatching suspended to every cluster (policy shop/web): incident 4711"}
+		if events := b.events(); !equalStrings(events, want) {
+			t.Errorf("events = %q, want %q", events, want)
+		}
+
+		b.annotate(t, template, nil)
+		b.reconcile(t)
+		b.reconcile(t)
+		for _, c := range []string{"member1", "member2"} {
+			if w := b.work(t, c); held(w) || w.Annotations["work.federator.dev/hold-message"] != "" {
+				t.Errorf("%s: after resume Work held=%v annotations=%v", c, held(w), w.Annotations)
+			}
+		}
+		want = []string{"Normal DispatchingResumed dispatching resumed to every cluster (policy shop/web)"}
+		if events := b.events(); !equalStrings(events, want) {
+			t.Errorf("events = %q, want %q", events, want)
+		}
+	})
+
+	t.Run("the suspended annotation on the policy holds every Work", func(t *testing.T) {
+		b := newBindingTest(t, nil, interceptor.Funcs{})
+		b.annotate(t, pp, ptr.To("true"))
+		b.reconcile(t)
+		for _, c := range []string{"member1", "member2"} {
+			if w := b.work(t, c); !held(w) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "PropagationPolicy shop/web") {
+				t.Errorf("%s: Work held=%v annotations=%v", c, held(w), w.Annotations)
+			}
+		}
+	})
+
+	t.Run("spec.suspension.dispatchingOnClusters holds only the listed cluster", func(t *testing.T) {
+		b := newBindingTest(t, &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member2"}}}, interceptor.Funcs{})
+		b.reconcile(t)
+		if w := b.work(t, "member1"); held(w) {
+			t.Errorf("member1 held: %v", w.Annotations)
+		}
+		if w := b.work(t, "member2"); !held(w) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "dispatchingOnClusters") {
+			t.Errorf("member2: Work held=%v annotations=%v", held(w), w.Annotations)
+		}
+	})
+
+	t.Run("a Work that cannot be written sets WorksSynced=False with one SyncWorkFailed event however often it fails", func(t *testing.T) {
+		forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "work.karmada.io", Resource: "works"}, "web", errors.New("quota exceeded"))
+		b := newBindingTest(t, nil, interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if _, ok := obj.(*workv1alpha1.Work); ok {
+					return forbidden
+				}
+				return c.Create(ctx, obj, opts...)
+			},
+		})
+		for range 3 {
+			_, _ = b.works.Reconcile(context.Background(), ctrl.Request{NamespacedName: bindingKey})
+		}
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := b.hub.Get(context.Background(), bindingKey, rb); err != nil {
+			t.Fatal(err)
+		}
+		c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced")
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "SyncWorkFailed" || !strings.Contains(c.Message, "quota exceeded") {
+			t.Errorf("WorksSynced = %+v", c)
+		}
+		events := b.events()
+		if len(events) != 1 || !strings.HasPrefix(events[0], "Warning SyncWorkFailed ") {
+			t.Errorf("events = %q, want one SyncWorkFailed", events)
+		}
+	})
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStatusReconcilerAggregates(t *testing.T) {
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.reconcile(t)
+	ctx := context.Background()
+	// Each member reports its Deployment running the Work's generation.
+	for _, c := range []string{"member1", "member2"} {
+		w := b.work(t, c)
+		w.Status.Conditions = []metav1.Condition{
+			{Type: "Applied", Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", ObservedGeneration: w.Generation},
+			{Type: "Dispatching", Status: metav1.ConditionTrue, Reason: "Dispatching", ObservedGeneration: w.Generation},
+		}
+		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{Status: rawStatus(t,
+			`{"replicas":1,"readyReplicas":1,"updatedReplicas":1,"availableReplicas":1,"observedGeneration":3,"generation":3}`)}}
+		if err := b.hub.Status().Update(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.status.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "FullyApplied"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("FullyApplied = %+v", c)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "Scheduled"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Scheduled = %+v: the status controller must keep the binding controller's conditions", c)
+	}
+	if len(rb.Status.AggregatedStatus) != 2 || rb.Status.AggregatedStatus[0].ClusterName != "member1" || !rb.Status.AggregatedStatus[1].Applied {
+		t.Errorf("aggregatedStatus = %+v", rb.Status.AggregatedStatus)
+	}
+	dep := &appsv1.Deployment{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Status.Replicas != 2 || dep.Status.ReadyReplicas != 2 || dep.Status.ObservedGeneration != 1 {
+		t.Errorf("template status = %+v, want 2 replicas, 2 ready, observedGeneration 1", dep.Status)
+	}
+}
+
+func rawStatus(t *testing.T, s string) *runtime.RawExtension {
+	t.Helper()
+	return &runtime.RawExtension{Raw: []byte(s)}
+}

@@ -1,0 +1,189 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/fixture"
+)
+
+const testCluster = "member1"
+
+// workFixture is a Work of one Deployment for testCluster, as the binding
+// controller writes it.
+func workFixture(t *testing.T, suspend bool, annotations map[string]string) *workv1alpha1.Work {
+	t.Helper()
+	manifest := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop",` +
+		`"labels":{"karmada.io/managed":"true"},"annotations":{"work.karmada.io/name":"web-1","work.karmada.io/namespace":"karmada-es-member1"}},` +
+		`"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},` +
+		`"spec":{"containers":[{"name":"web","image":"nginx:1.25"}]}}}}`
+	return &workv1alpha1.Work{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: "web-1", Generation: 1,
+			Finalizers: []string{"karmada.io/execution-controller"}, Annotations: annotations},
+		Spec: workv1alpha1.WorkSpec{SuspendDispatching: ptr.To(suspend),
+			Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(manifest)}}}}},
+	}
+}
+
+type dispatchTest struct {
+	r        *WorkReconciler
+	hub      client.Client
+	member   client.Client
+	recorder *record.FakeRecorder
+}
+
+func newDispatchTest(t *testing.T, hubFuncs interceptor.Funcs, hubObjs []client.Object, memberObjs ...client.Object) *dispatchTest {
+	t.Helper()
+	scheme := policy.NewScheme()
+	hubObjs = append(hubObjs, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: testCluster}})
+	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(hubObjs...).
+		WithStatusSubresource(&workv1alpha1.Work{}).WithInterceptorFuncs(hubFuncs).Build()
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
+	member := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(memberObjs...).Build()
+	cfg := &rest.Config{Host: "https://member1.test"}
+	members := NewMembers(func(context.Context, string) (*rest.Config, error) { return cfg, nil }, ClientOptions{})
+	members.clients[testCluster] = memberClient{identity: identity(cfg), client: member}
+	recorder := record.NewFakeRecorder(100)
+	return &dispatchTest{r: &WorkReconciler{Hub: hub, Members: members, Recorder: recorder, Cluster: testCluster},
+		hub: hub, member: member, recorder: recorder}
+}
+
+func (d *dispatchTest) reconcile(t *testing.T, w *workv1alpha1.Work) ctrl.Result {
+	t.Helper()
+	res, err := d.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	return res
+}
+
+func (d *dispatchTest) events() []string { return fixture.Events(d.recorder) }
+
+func (d *dispatchTest) work(t *testing.T, w *workv1alpha1.Work) *workv1alpha1.Work {
+	t.Helper()
+	got := &workv1alpha1.Work{}
+	if err := d.hub.Get(context.Background(), client.ObjectKeyFromObject(w), got); err != nil {
+		t.Fatalf("get work: %v", err)
+	}
+	return got
+}
+
+func (d *dispatchTest) memberDeployment() (*appsv1.Deployment, error) {
+	dep := &appsv1.Deployment{}
+	return dep, d.member.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, dep)
+}
+
+func TestWorkReconciler(t *testing.T) {
+	t.Run("a held Work gets Dispatching=False/SuspendDispatching, exactly one WorkDispatching event, and nothing in the member", func(t *testing.T) {
+		w := workFixture(t, true, map[string]string{"work.federator.dev/hold-reason": "SuspendDispatching",
+			"work.federator.dev/hold-message": "suspended by annotation propagation.federator.dev/suspended on Deployment shop/web"})
+		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+		d.reconcile(t, w)
+		d.reconcile(t, w)
+		c := meta.FindStatusCondition(d.work(t, w).Status.Conditions, "Dispatching")
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "SuspendDispatching" ||
+			c.Message != "Work dispatching is in a suspended state." || c.ObservedGeneration != 1 {
+			t.Errorf("Dispatching condition = %+v", c)
+		}
+		if events := d.events(); len(events) != 1 || events[0] != "Normal WorkDispatching Work dispatching is in a suspended state." {
+			t.Errorf("events = %q, want exactly one WorkDispatching", events)
+		}
+		if _, err := d.memberDeployment(); !apierrors.IsNotFound(err) {
+			t.Errorf("member Deployment: err = %v, want NotFound", err)
+		}
+	})
+
+	t.Run("a Work held by another holder reports its reason and message", func(t *testing.T) {
+		w := workFixture(t, true, map[string]string{"work.federator.dev/hold-reason": "GateClosed",
+			"work.federator.dev/hold-message": "gate shop/prod is closed"})
+		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+		d.reconcile(t, w)
+		c := meta.FindStatusCondition(d.work(t, w).Status.Conditions, "Dispatching")
+		if c == nil || c.Reason != "GateClosed" || c.Message != "gate shop/prod is closed" {
+			t.Errorf("Dispatching condition = %+v", c)
+		}
+		if events := d.events(); len(events) != 1 || events[0] != "Normal WorkDispatching gate shop/prod is closed" {
+			t.Errorf("events = %q", events)
+		}
+	})
+
+	t.Run("a dispatched Work is applied, Applied=True with one SyncSucceed event, and a second pass writes nothing", func(t *testing.T) {
+		w := workFixture(t, false, nil)
+		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+		d.reconcile(t, w)
+		dep, err := d.memberDeployment()
+		if err != nil {
+			t.Fatalf("member Deployment: %v", err)
+		}
+		version := dep.ResourceVersion
+		d.reconcile(t, w)
+		if dep, _ := d.memberDeployment(); dep.ResourceVersion != version {
+			t.Errorf("second pass rewrote the member object: resourceVersion %s → %s", version, dep.ResourceVersion)
+		}
+		c := meta.FindStatusCondition(d.work(t, w).Status.Conditions, "Applied")
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "AppliedSuccessful" {
+			t.Errorf("Applied condition = %+v", c)
+		}
+		events := d.events()
+		if len(events) != 2 || !strings.HasPrefix(events[1], "Normal SyncSucceed Sync work(karmada-es-member1/web-1) to cluster(member1) successful.") {
+			t.Errorf("events = %q, want WorkDispatching then one SyncSucceed", events)
+		}
+	})
+
+	t.Run("a Work being deleted while held loses its finalizer once its objects are gone from the member", func(t *testing.T) {
+		w := workFixture(t, true, map[string]string{"work.federator.dev/hold-reason": "SuspendDispatching"})
+		existing := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web",
+			Labels:      map[string]string{"karmada.io/managed": "true"},
+			Annotations: map[string]string{"work.karmada.io/name": "web-1", "work.karmada.io/namespace": "karmada-es-member1"}}}
+		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w}, existing)
+		if err := d.hub.Delete(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		d.reconcile(t, w)
+		if _, err := d.memberDeployment(); !apierrors.IsNotFound(err) {
+			t.Errorf("member Deployment: err = %v, want NotFound (deletion is never held)", err)
+		}
+		if err := d.hub.Get(context.Background(), client.ObjectKeyFromObject(w), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Work: err = %v, want NotFound (finalizer removed)", err)
+		}
+	})
+
+	t.Run("a pass working from a stale Work sends no event and retries quietly", func(t *testing.T) {
+		w := workFixture(t, true, nil)
+		conflict := apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "works"}, w.Name,
+			errors.New("the object has been modified"))
+		d := newDispatchTest(t, interceptor.Funcs{
+			SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+				return conflict
+			},
+		}, []client.Object{w})
+		res := d.reconcile(t, w)
+		//lint:ignore SA1019 the quiet retry is the rate-limited Requeue
+		if !res.Requeue {
+			t.Errorf("result = %+v, want a rate-limited requeue", res)
+		}
+		if events := d.events(); len(events) != 0 {
+			t.Errorf("events = %q, want none: the status recording the transition was not stored", events)
+		}
+	})
+}

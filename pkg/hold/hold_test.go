@@ -1,0 +1,186 @@
+package hold
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	"k8s.io/utils/ptr"
+)
+
+const suspended = "propagation.federator.dev/suspended"
+
+func template(annotations map[string]string) Object {
+	return Object{Kind: "Deployment", Namespace: "shop", Name: "web", Annotations: annotations}
+}
+
+func policy(annotations map[string]string) Object {
+	return Object{Kind: "PropagationPolicy", Namespace: "shop", Name: "web", Annotations: annotations}
+}
+
+func onClusters(names ...string) *policyv1alpha1.Suspension {
+	return &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: names}}
+}
+
+func all(v bool) *policyv1alpha1.Suspension {
+	return &policyv1alpha1.Suspension{Dispatching: ptr.To(v)}
+}
+
+// checksHolding lists, per cluster, the names of the checks that hold it.
+func checksHolding(d map[string]Decision) map[string][]string {
+	out := map[string][]string{}
+	for cluster, decision := range d {
+		for _, h := range decision.Holds {
+			out[cluster] = append(out[cluster], h.Check)
+		}
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	clusters := []string{"member1", "member2", "member3"}
+	cases := []struct {
+		name string
+		in   Input
+		want map[string][]string // cluster → checks holding it, in order
+	}{
+		{"nothing holds a template with no suspension and no annotation",
+			Input{Template: template(nil), Policy: policy(nil)}, map[string][]string{}},
+		{"an empty suspension holds nothing",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: &policyv1alpha1.Suspension{}}, map[string][]string{}},
+		{"dispatching: false holds nothing",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: all(false)}, map[string][]string{}},
+		{"dispatching: true holds every cluster",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)},
+			map[string][]string{"member1": {"PolicySuspension"}, "member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
+		{"dispatchingOnClusters holds only the clusters it lists",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member2", "member3")},
+			map[string][]string{"member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
+		{"dispatchingOnClusters naming no target holds nothing",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member9")}, map[string][]string{}},
+		{"the annotation on the template holds every cluster",
+			Input{Template: template(map[string]string{suspended: "true"}), Policy: policy(nil)},
+			map[string][]string{"member1": {"TemplateSuspended"}, "member2": {"TemplateSuspended"}, "member3": {"TemplateSuspended"}}},
+		{"the annotation on the policy holds every cluster",
+			Input{Template: template(nil), Policy: policy(map[string]string{suspended: "incident 1"})},
+			map[string][]string{"member1": {"PolicySuspended"}, "member2": {"PolicySuspended"}, "member3": {"PolicySuspended"}}},
+		{"an empty annotation value still holds (fail safe: the key was set on purpose)",
+			Input{Template: template(map[string]string{suspended: ""}), Policy: policy(nil)},
+			map[string][]string{"member1": {"TemplateSuspended"}, "member2": {"TemplateSuspended"}, "member3": {"TemplateSuspended"}}},
+		{"an annotation on an unknown policy holds nothing it cannot name",
+			Input{Template: template(nil), Policy: Object{Annotations: map[string]string{suspended: "x"}}}, map[string][]string{}},
+		{"every holder is reported, the template's first",
+			Input{Template: template(map[string]string{suspended: "a"}), Policy: policy(map[string]string{suspended: "b"}),
+				Suspension: onClusters("member1")},
+			map[string][]string{"member1": {"TemplateSuspended", "PolicySuspended", "PolicySuspension"},
+				"member2": {"TemplateSuspended", "PolicySuspended"}, "member3": {"TemplateSuspended", "PolicySuspended"}}},
+		{"the policy's suspension without a known policy still holds",
+			Input{Template: template(nil), Suspension: all(true)},
+			map[string][]string{"member1": {"PolicySuspension"}, "member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.in, clusters, Checks)
+			if len(d) != len(clusters) {
+				t.Fatalf("got decisions for %d clusters, want %d", len(d), len(clusters))
+			}
+			if got := checksHolding(d); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("holding checks = %v, want %v", got, tc.want)
+			}
+			for cluster, decision := range d {
+				if decision.Held() != (len(tc.want[cluster]) > 0) {
+					t.Errorf("%s: Held() = %v", cluster, decision.Held())
+				}
+				if decision.Held() && decision.Reason() != "SuspendDispatching" {
+					t.Errorf("%s: reason %q, want SuspendDispatching", cluster, decision.Reason())
+				}
+			}
+		})
+	}
+}
+
+// Every combination of the holders: a cluster is held exactly when one of
+// them alone would hold it, and the decision lists each of those.
+func TestDecideComposesEveryCombination(t *testing.T) {
+	templates := []Object{template(nil), template(map[string]string{suspended: "true"})}
+	policies := []Object{policy(nil), policy(map[string]string{suspended: "why"}), {}}
+	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1")}
+	clusters := []string{"member1", "member2"}
+	for _, tpl := range templates {
+		for _, pol := range policies {
+			for _, s := range suspensions {
+				in := Input{Template: tpl, Policy: pol, Suspension: s}
+				got := Decide(in, clusters, Checks)
+				for _, cluster := range clusters {
+					var want []string
+					for _, c := range Checks {
+						if _, held := c.Holds(in, cluster); held {
+							want = append(want, c.Name)
+						}
+					}
+					if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
+						t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
+	cases := []struct {
+		name string
+		in   Input
+		want []string
+	}{
+		{"template annotation with a reason",
+			Input{Template: template(map[string]string{suspended: "incident 4711"}), Policy: policy(nil)},
+			[]string{`propagation.federator.dev/suspended on Deployment shop/web ("incident 4711")`, "remove the annotation to resume"}},
+		{"policy annotation without a reason",
+			Input{Template: template(nil), Policy: policy(map[string]string{suspended: "true"})},
+			[]string{"on PropagationPolicy shop/web;", "remove the annotation"}},
+		{"dispatching",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)},
+			[]string{"spec.suspension.dispatching of PropagationPolicy shop/web", "set it to false"}},
+		{"dispatchingOnClusters",
+			Input{Template: template(nil), Policy: Object{Kind: "ClusterPropagationPolicy", Name: "all"}, Suspension: onClusters("member1")},
+			[]string{"dispatchingOnClusters.clusterNames of ClusterPropagationPolicy all", "remove member1 from it"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := Decide(tc.in, []string{"member1"}, Checks)["member1"].Message()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSummaryAndNotes(t *testing.T) {
+	held := Decision{Holds: []Hold{{Note: "incident 1"}}}
+	alsoHeld := Decision{Holds: []Hold{{Note: "incident 1"}, {Note: "freeze"}}}
+	cases := []struct {
+		name      string
+		decisions map[string]Decision
+		summary   string
+		notes     []string
+	}{
+		{"none held", map[string]Decision{"a": {}, "b": {}}, "", nil},
+		{"no clusters", map[string]Decision{}, "", nil},
+		{"all held", map[string]Decision{"a": held, "b": alsoHeld}, "every cluster", []string{"incident 1", "freeze"}},
+		{"some held, listed sorted", map[string]Decision{"c": held, "a": held, "b": {}}, "clusters a, c", []string{"incident 1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Summary(tc.decisions); got != tc.summary {
+				t.Errorf("Summary = %q, want %q", got, tc.summary)
+			}
+			if got := Notes(tc.decisions); !reflect.DeepEqual(got, tc.notes) {
+				t.Errorf("Notes = %q, want %q", got, tc.notes)
+			}
+		})
+	}
+}

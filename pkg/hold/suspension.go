@@ -1,0 +1,57 @@
+package hold
+
+import (
+	"slices"
+
+	"k8s.io/utils/ptr"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// templateSuspendedCheck: the suspended annotation on the template holds its
+// every cluster.
+var templateSuspendedCheck = Check{Name: "TemplateSuspended", Holds: func(in Input, _ string) (Hold, bool) {
+	return suspendedByAnnotation(in.Template)
+}}
+
+// policySuspendedCheck: the suspended annotation on the claiming policy
+// holds every cluster of everything it propagates.
+var policySuspendedCheck = Check{Name: "PolicySuspended", Holds: func(in Input, _ string) (Hold, bool) {
+	return suspendedByAnnotation(in.Policy)
+}}
+
+func suspendedByAnnotation(o Object) (Hold, bool) {
+	v, ok := o.Annotations[policykeys.SuspendedAnnotation]
+	if !ok || o.Kind == "" {
+		return Hold{}, false
+	}
+	note := annotationNote(v)
+	return Hold{Reason: workkeys.ReasonSuspendDispatching, Note: note,
+		Message: withNote("suspended by annotation "+policykeys.SuspendedAnnotation+" on "+o.String(), note) +
+			"; remove the annotation to resume"}, true
+}
+
+// policySuspensionCheck: the policy's spec.suspension holds every cluster
+// (dispatching: true) or the clusters it lists (dispatchingOnClusters), as
+// Karmada's binding controller decides.
+var policySuspensionCheck = Check{Name: "PolicySuspension", Holds: func(in Input, cluster string) (Hold, bool) {
+	s := in.Suspension
+	if s == nil {
+		return Hold{}, false
+	}
+	policy := in.Policy.String()
+	if in.Policy.Kind == "" {
+		policy = "its policy"
+	}
+	if ptr.Deref(s.Dispatching, false) {
+		return Hold{Reason: workkeys.ReasonSuspendDispatching,
+			Message: "suspended by spec.suspension.dispatching of " + policy + "; set it to false to resume"}, true
+	}
+	if s.DispatchingOnClusters != nil && slices.Contains(s.DispatchingOnClusters.ClusterNames, cluster) {
+		return Hold{Reason: workkeys.ReasonSuspendDispatching,
+			Message: "suspended by spec.suspension.dispatchingOnClusters.clusterNames of " + policy +
+				"; remove " + cluster + " from it to resume"}, true
+	}
+	return Hold{}, false
+}}
