@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -21,6 +25,15 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
 	fs.DurationVar(&o.ClusterStatusInterval, "cluster-status-interval", o.ClusterStatusInterval, "how often member health is probed")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address serving Prometheus metrics ("0" disables)`)
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
+		"controllers to run: '*' runs all, 'name' enables one, '-name' disables one; names: %s",
+		strings.Join(hub.ControllerNames(), ", ")))
+	fs.IntVar(&o.Verbosity, "v", o.Verbosity, "log verbosity: 1 logs one line per reconcile outcome (held and why, applied, unchanged, deleted)")
+}
+
+// newLogger logs JSON lines to w at the verbosity --v asks for.
+func newLogger(w io.Writer, verbosity int) logr.Logger {
+	return zap.New(zap.WriteTo(w), zap.Level(zapcore.Level(-verbosity)))
 }
 
 func newControllerCommand() *cobra.Command {
@@ -38,7 +51,7 @@ func newControllerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 			}
-			ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+			ctrl.SetLogger(newLogger(os.Stderr, o.Verbosity))
 			return hub.Run(cmd.Context(), cfg, o, func() {
 				fmt.Fprintf(cmd.OutOrStdout(), "federator: controllers running against %s\n", cfg.Host)
 			})

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/config/crds"
@@ -79,7 +78,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 		return err
 	}
 	defer logFile.Close()
-	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	ctrl.SetLogger(newLogger(logFile, o.hub.Verbosity))
 
 	crdList, err := crds.CRDs()
 	if err != nil {

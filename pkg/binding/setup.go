@@ -29,15 +29,13 @@ type Options struct {
 const PolicyIndex = "binding.federator.dev/policy"
 
 // SetupWithManager registers, for ResourceBindings and
-// ClusterResourceBindings, the controller that writes Works and the one
-// that aggregates their status.
+// ClusterResourceBindings, the controller that writes Works.
 //
 // Works are rewritten when the binding changes, when one of its Works is
 // deleted by someone else, when Clusters come, go or are relabelled
 // (placement may change), and when an annotation of the claiming policy
 // changes (the suspended annotation holds without changing the policy's
 // generation, so the detector does not rewrite the binding for it).
-// Status is aggregated when the binding's spec or a Work's status changes.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	for _, clusterScoped := range []bool{false, true} {
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
@@ -73,8 +71,22 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		if err != nil {
 			return err
 		}
-		err = ctrl.NewControllerManagedBy(mgr).
-			Named(name+"-status").
+	}
+	return nil
+}
+
+// SetupStatusWithManager registers, for ResourceBindings and
+// ClusterResourceBindings, the controller that aggregates Works' status. It
+// runs when the binding's spec or a Work's status changes.
+func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
+	for _, clusterScoped := range []bool{false, true} {
+		var obj client.Object = &workv1alpha2.ResourceBinding{}
+		name := "resourcebinding-status"
+		if clusterScoped {
+			obj, name = &workv1alpha2.ClusterResourceBinding{}, "clusterresourcebinding-status"
+		}
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(name).
 			For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
 				builder.WithPredicates(workStatusChanged{})).

@@ -16,13 +16,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/pkg/binding"
-	"github.com/federator-dev/federator/pkg/clusterstatus"
-	"github.com/federator-dev/federator/pkg/detector"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/metrics"
-	"github.com/federator-dev/federator/pkg/namespacesync"
 )
 
 // Options tune the controllers.
@@ -38,13 +34,18 @@ type Options struct {
 	ClusterStatusInterval time.Duration
 	// MetricsAddr serves Prometheus metrics; "0" disables.
 	MetricsAddr string
+	// Controllers to run (see Enabled): "*" for all, "-name" to disable one.
+	Controllers []string
+	// Verbosity of the controllers' log: 1 logs every reconcile's outcome.
+	Verbosity int
 }
 
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
 	return Options{HubQPS: 500, HubBurst: 1000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
-		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0"}
+		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0",
+		Controllers: []string{"*"}}
 }
 
 // Run installs what the hub needs and runs the controllers until ctx ends.
@@ -85,20 +86,19 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err := metrics.Register(mgr.GetCache()); err != nil {
 		return err
 	}
-	if _, err := detector.Setup(mgr, o.Workers); err != nil {
+	enabled, err := Enabled(o.Controllers)
+	if err != nil {
 		return err
 	}
-	if err := binding.SetupWithManager(mgr, binding.Options{Workers: o.Workers}); err != nil {
-		return err
-	}
-	if err := dispatch.Setup(mgr, members); err != nil {
-		return err
-	}
-	if err := clusterstatus.Setup(mgr, memberConfig, o.ClusterStatusInterval); err != nil {
-		return err
-	}
-	if err := namespacesync.Setup(mgr); err != nil {
-		return err
+	d := deps{options: o, members: members, memberConfig: memberConfig}
+	for _, c := range Controllers {
+		if !enabled[c.Name] {
+			ctrl.Log.Info("controller disabled by --controllers", "controller", c.Name)
+			continue
+		}
+		if err := c.setup(mgr, d); err != nil {
+			return fmt.Errorf("controller %s: %w", c.Name, err)
+		}
 	}
 	if ready != nil {
 		if err := mgr.Add(runnable(func(ctx context.Context) error {

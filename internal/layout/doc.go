@@ -1,0 +1,11 @@
+// Package layout owns the project's import rules, checked by its test: which
+// package may import which, so that imports point one way.
+//
+//   - A controller package (a package under pkg/ that registers a controller:
+//     it declares Setup or Setup...WithManager) imports no other controller
+//     package; shared controller helpers live under internal/.
+//   - Only pkg/hub and cmd/ import controller packages (tests aside).
+//   - Pure decision packages (pkg/hold, pkg/placement) import neither
+//     controller-runtime nor client-go, nor any federator package but apis/.
+//   - apis/ imports nothing of federator but apis/; internal/ nothing of pkg/.
+package layout

@@ -1,0 +1,105 @@
+package hub
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/federator-dev/federator/pkg/binding"
+	"github.com/federator-dev/federator/pkg/clusterstatus"
+	"github.com/federator-dev/federator/pkg/detector"
+	"github.com/federator-dev/federator/pkg/dispatch"
+	"github.com/federator-dev/federator/pkg/namespacesync"
+)
+
+// deps is what controllers are set up with beyond the manager.
+type deps struct {
+	options      Options
+	members      *dispatch.Members
+	memberConfig clusterstatus.ConfigFunc
+}
+
+// Controller is one controller the hub runs, by the name --controllers
+// uses (Karmada's controller-manager names where Karmada has the
+// controller).
+type Controller struct {
+	Name string
+	// What it does, for --help.
+	What  string
+	setup func(mgr ctrl.Manager, d deps) error
+}
+
+// Controllers are every controller the hub runs, in start order.
+var Controllers = []Controller{
+	{Name: "detector", What: "which policy claims which template; bindings",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			_, err := detector.Setup(mgr, d.options.Workers)
+			return err
+		}},
+	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers})
+		}},
+	{Name: "bindingStatus", What: "Work status → binding and template status",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return binding.SetupStatusWithManager(mgr, binding.Options{Workers: d.options.Workers})
+		}},
+	{Name: "execution", What: "Work → member cluster (pkg/dispatch)",
+		setup: func(mgr ctrl.Manager, d deps) error { return dispatch.Setup(mgr, d.members) }},
+	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return clusterstatus.Setup(mgr, d.memberConfig, d.options.ClusterStatusInterval)
+		}},
+	{Name: "namespace", What: "hub namespaces to every member",
+		setup: func(mgr ctrl.Manager, d deps) error { return namespacesync.Setup(mgr) }},
+}
+
+// ControllerNames lists every controller's name.
+func ControllerNames() []string {
+	out := make([]string, 0, len(Controllers))
+	for _, c := range Controllers {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// Enabled resolves a --controllers list as Karmada's controller-manager
+// does: "*" enables every controller, "name" enables one, "-name" disables
+// one (a disabling entry wins). An unknown name is an error that lists the
+// known ones.
+func Enabled(list []string) (map[string]bool, error) {
+	known := ControllerNames()
+	enabled := map[string]bool{}
+	star := false
+	var disabled []string
+	for _, entry := range list {
+		entry = strings.TrimSpace(entry)
+		name := strings.TrimPrefix(entry, "-")
+		switch {
+		case entry == "*":
+			star = true
+			continue
+		case entry == "":
+			continue
+		case !slices.Contains(known, name):
+			return nil, fmt.Errorf("--controllers: unknown controller %q; known: *, %s (prefix a name with - to disable it)",
+				name, strings.Join(known, ", "))
+		}
+		if strings.HasPrefix(entry, "-") {
+			disabled = append(disabled, name)
+		} else {
+			enabled[name] = true
+		}
+	}
+	if star {
+		for _, n := range known {
+			enabled[n] = true
+		}
+	}
+	for _, n := range disabled {
+		delete(enabled, n)
+	}
+	return enabled, nil
+}
