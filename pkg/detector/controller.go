@@ -3,6 +3,7 @@ package detector
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -33,10 +34,13 @@ import (
 	"github.com/federator-dev/federator/internal/retry"
 )
 
-// Key names one resource template of any kind.
+// Key names one resource template of any kind or, with Policy set, one
+// PropagationPolicy / ClusterPropagationPolicy whose change must be fanned
+// out to the templates it affects.
 type Key struct {
 	schema.GroupVersionKind
 	Namespace, Name string
+	Policy          bool
 }
 
 // Detector watches the kinds policies select and keeps one binding per
@@ -49,6 +53,35 @@ type Detector struct {
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
+	// queue is the detector's own queue, captured from the first policy
+	// event, so a policy's fan-out can enqueue templates.
+	queue workqueue.TypedRateLimitingInterface[Key]
+	// earlier holds, per policy Key, the versions of the policy that were
+	// replaced before its fan-out ran: templates they selected are
+	// re-evaluated too (a template the policy stops selecting, or one whose
+	// claim is still on its way to the cache).
+	earlier map[Key][]client.Object
+}
+
+// kindIndex indexes policies by the kinds their resourceSelectors name, so
+// a template reconcile reads only the policies that can claim it.
+const kindIndex = "policy.federator.dev/selected-kind"
+
+func selectedKinds(o client.Object) []string {
+	var selectors []policyv1alpha1.ResourceSelector
+	switch p := o.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		selectors = p.Spec.ResourceSelectors
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		selectors = p.Spec.ResourceSelectors
+	}
+	kinds := make([]string, 0, len(selectors))
+	for _, rs := range selectors {
+		if !slices.Contains(kinds, rs.Kind) {
+			kinds = append(kinds, rs.Kind)
+		}
+	}
+	return kinds
 }
 
 // Setup registers the detector: a template controller whose watches grow
@@ -56,7 +89,12 @@ type Detector struct {
 // policies and adds those watches.
 func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
 	d := &Detector{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
-		watched: map[schema.GroupVersionKind]bool{}}
+		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}}
+	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), p, kindIndex, selectedKinds); err != nil {
+			return nil, err
+		}
+	}
 	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
 		Reconciler: d, MaxConcurrentReconciles: workers})
 	if err != nil {
@@ -64,11 +102,11 @@ func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
 	}
 	d.ctrl = c
 	// A policy change re-evaluates the templates the policy selects or
-	// claims, before and after the change (Affects).
+	// claims, before and after the change (Affects). Annotations do not
+	// count: what they hold is decided by the binding controller.
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), p,
-			d.policyHandler(),
-			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))); err != nil {
+			d.policyHandler(), predicate.GenerationChangedPredicate{})); err != nil {
 			return nil, err
 		}
 	}
@@ -109,50 +147,108 @@ func (d *Detector) watch(gvk schema.GroupVersionKind) error {
 	return nil
 }
 
-// policyHandler enqueues the templates a policy event can affect: for an
-// update, those of the policy as it was and as it is.
+// policyHandler turns a policy event into one policy Key on the queue; the
+// fan-out to templates runs in a worker (fanOut), never in the informer's
+// event handler. For an update, the version replaced is kept for it.
 func (d *Detector) policyHandler() handler.TypedEventHandler[client.Object, Key] {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[Key], policies ...client.Object) {
-		for _, k := range d.templatesAffectedBy(ctx, policies...) {
-			q.Add(k)
+	enqueue := func(q workqueue.TypedRateLimitingInterface[Key], policy client.Object, replaced client.Object) {
+		key := Key{GroupVersionKind: policyGVK(policy), Namespace: policy.GetNamespace(), Name: policy.GetName(), Policy: true}
+		d.mu.Lock()
+		d.queue = q
+		if replaced != nil {
+			d.earlier[key] = append(d.earlier[key], replaced)
 		}
+		d.mu.Unlock()
+		q.Add(key)
 	}
 	return handler.TypedFuncs[client.Object, Key]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
-			enqueue(ctx, q, e.Object)
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(q, e.Object, nil)
 		},
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
-			enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(q, e.ObjectNew, e.ObjectOld)
 		},
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
-			enqueue(ctx, q, e.Object)
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			// Gone from the cache: the deleted version is what selected.
+			enqueue(q, e.Object, e.Object)
 		},
-		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
-			enqueue(ctx, q, e.Object)
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+			enqueue(q, e.Object, nil)
 		},
 	}
 }
 
-// templatesAffectedBy lists, from the cache, the watched templates any of
-// policies affects.
-func (d *Detector) templatesAffectedBy(ctx context.Context, policies ...client.Object) []Key {
+func policyGVK(o client.Object) schema.GroupVersionKind {
+	if _, ok := o.(*policyv1alpha1.ClusterPropagationPolicy); ok {
+		return policyv1alpha1.SchemeGroupVersion.WithKind("ClusterPropagationPolicy")
+	}
+	return policyv1alpha1.SchemeGroupVersion.WithKind("PropagationPolicy")
+}
+
+// fanOut enqueues every watched template the policy affects, as it is now
+// and as it was before the changes not yet fanned out.
+func (d *Detector) fanOut(ctx context.Context, key Key) error {
+	var current client.Object = &policyv1alpha1.PropagationPolicy{}
+	if key.Kind == "ClusterPropagationPolicy" {
+		current = &policyv1alpha1.ClusterPropagationPolicy{}
+	}
+	policies := []client.Object{}
+	if err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, current); err == nil {
+		policies = append(policies, current)
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	d.mu.Lock()
+	replaced := d.earlier[key]
+	delete(d.earlier, key)
+	queue := d.queue
+	d.mu.Unlock()
+	policies = append(policies, replaced...)
+	if len(policies) == 0 {
+		return nil
+	}
+	keys, err := d.templatesAffectedBy(ctx, policies...)
+	if err != nil {
+		// Keep what was replaced for the retry.
+		d.mu.Lock()
+		d.earlier[key] = append(d.earlier[key], replaced...)
+		d.mu.Unlock()
+		return err
+	}
+	for _, k := range keys {
+		queue.Add(k)
+	}
+	return nil
+}
+
+// templatesAffectedBy lists, from the cache and without copying, the
+// watched templates any of policies affects.
+func (d *Detector) templatesAffectedBy(ctx context.Context, policies ...client.Object) ([]Key, error) {
 	d.mu.Lock()
 	gvks := make([]schema.GroupVersionKind, 0, len(d.watched))
 	for gvk := range d.watched {
 		gvks = append(gvks, gvk)
 	}
 	d.mu.Unlock()
-	var opts []client.ListOption
+	// Only kinds one of the policies selects can be affected: claimed
+	// templates are of a kind their policy selects.
+	var kinds []string
+	for _, p := range policies {
+		kinds = append(kinds, selectedKinds(p)...)
+	}
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy}
 	if ns := policies[0].GetNamespace(); ns != "" {
 		opts = append(opts, client.InNamespace(ns)) // a PropagationPolicy reaches its own namespace only
 	}
 	var keys []Key
 	for _, gvk := range gvks {
+		if !slices.Contains(kinds, gvk.Kind) {
+			continue
+		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := d.client.List(ctx, list, opts...); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing templates a policy change affects", "kind", gvk.String())
-			continue
+			return nil, fmt.Errorf("list %s to find the templates a policy change affects: %w", gvk, err)
 		}
 		for i := range list.Items {
 			for _, p := range policies {
@@ -163,12 +259,15 @@ func (d *Detector) templatesAffectedBy(ctx context.Context, policies ...client.O
 			}
 		}
 	}
-	return keys
+	return keys, nil
 }
 
 // Reconcile keeps the binding of one template in line with the policy that
 // claims it.
 func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
+	if key.Policy {
+		return ctrl.Result{}, d.fanOut(ctx, key)
+	}
 	template := &unstructured.Unstructured{}
 	template.SetGroupVersionKind(key.GroupVersionKind)
 	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, template)
@@ -181,14 +280,16 @@ func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) 
 	if Skipped(template) || !template.GetDeletionTimestamp().IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// Only policies selecting this kind can claim it (kindIndex).
+	selectsKind := client.MatchingFields{kindIndex: key.Kind}
 	pps := &policyv1alpha1.PropagationPolicyList{}
 	if key.Namespace != "" {
-		if err := d.client.List(ctx, pps, client.InNamespace(key.Namespace)); err != nil {
+		if err := d.client.List(ctx, pps, client.InNamespace(key.Namespace), selectsKind); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	cpps := &policyv1alpha1.ClusterPropagationPolicyList{}
-	if err := d.client.List(ctx, cpps); err != nil {
+	if err := d.client.List(ctx, cpps, selectsKind); err != nil {
 		return ctrl.Result{}, err
 	}
 	claim, ok := Resolve(template, pps.Items, cpps.Items)
