@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -43,9 +44,9 @@ type Key struct {
 	Policy          bool
 }
 
-// Detector watches the kinds policies select and keeps one binding per
-// claimed template.
-type Detector struct {
+// Reconciler is the detector: it watches the kinds policies select and
+// keeps one binding per claimed template.
+type Reconciler struct {
 	client   client.Client
 	mgr      ctrl.Manager
 	recorder record.EventRecorder
@@ -84,21 +85,27 @@ func selectedKinds(o client.Object) []string {
 	return kinds
 }
 
-// Setup registers the detector: a template controller whose watches grow
-// with the kinds policies select, and a policy controller that validates
-// policies and adds those watches.
-func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
-	d := &Detector{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
+// Options tune the detector.
+type Options struct {
+	// Workers per controller.
+	Workers int
+}
+
+// SetupWithManager registers the detector: a template controller whose
+// watches grow with the kinds policies select, and a policy controller that
+// validates policies and adds those watches.
+func SetupWithManager(mgr ctrl.Manager, o Options) error {
+	d := &Reconciler{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
 		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}}
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), p, kindIndex, selectedKinds); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
-		Reconciler: d, MaxConcurrentReconciles: workers})
+		Reconciler: d, MaxConcurrentReconciles: o.Workers})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.ctrl = c
 	// A policy change re-evaluates the templates the policy selects or
@@ -107,7 +114,7 @@ func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), p,
 			d.policyHandler(), predicate.GenerationChangedPredicate{})); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	pr := &policyReconciler{d: d}
@@ -118,14 +125,14 @@ func Setup(mgr ctrl.Manager, workers int) (*Detector, error) {
 		if err := ctrl.NewControllerManagedBy(mgr).Named(name).
 			For(p, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Complete(pr.forKind(p)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return d, nil
+	return nil
 }
 
 // watch makes sure templates of gvk are watched.
-func (d *Detector) watch(gvk schema.GroupVersionKind) error {
+func (d *Reconciler) watch(gvk schema.GroupVersionKind) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.watched[gvk] || SkippedGVK(gvk) {
@@ -150,7 +157,7 @@ func (d *Detector) watch(gvk schema.GroupVersionKind) error {
 // policyHandler turns a policy event into one policy Key on the queue; the
 // fan-out to templates runs in a worker (fanOut), never in the informer's
 // event handler. For an update, the version replaced is kept for it.
-func (d *Detector) policyHandler() handler.TypedEventHandler[client.Object, Key] {
+func (d *Reconciler) policyHandler() handler.TypedEventHandler[client.Object, Key] {
 	enqueue := func(q workqueue.TypedRateLimitingInterface[Key], policy client.Object, replaced client.Object) {
 		key := Key{GroupVersionKind: policyGVK(policy), Namespace: policy.GetNamespace(), Name: policy.GetName(), Policy: true}
 		d.mu.Lock()
@@ -187,7 +194,7 @@ func policyGVK(o client.Object) schema.GroupVersionKind {
 
 // fanOut enqueues every watched template the policy affects, as it is now
 // and as it was before the changes not yet fanned out.
-func (d *Detector) fanOut(ctx context.Context, key Key) error {
+func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 	var current client.Object = &policyv1alpha1.PropagationPolicy{}
 	if key.Kind == "ClusterPropagationPolicy" {
 		current = &policyv1alpha1.ClusterPropagationPolicy{}
@@ -223,7 +230,7 @@ func (d *Detector) fanOut(ctx context.Context, key Key) error {
 
 // templatesAffectedBy lists, from the cache and without copying, the
 // watched templates any of policies affects.
-func (d *Detector) templatesAffectedBy(ctx context.Context, policies ...client.Object) ([]Key, error) {
+func (d *Reconciler) templatesAffectedBy(ctx context.Context, policies ...client.Object) ([]Key, error) {
 	d.mu.Lock()
 	gvks := make([]schema.GroupVersionKind, 0, len(d.watched))
 	for gvk := range d.watched {
@@ -263,34 +270,45 @@ func (d *Detector) templatesAffectedBy(ctx context.Context, policies ...client.O
 }
 
 // Reconcile keeps the binding of one template in line with the policy that
-// claims it.
-func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
+// claims it, or fans a policy change out to the templates it affects.
+func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
 	if key.Policy {
 		return ctrl.Result{}, d.fanOut(ctx, key)
 	}
+	start := time.Now()
+	outcome, err := d.reconcile(ctx, key)
+	if outcome != "" && err == nil {
+		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "template", key.Kind+" "+client.ObjectKey{Namespace: key.Namespace, Name: key.Name}.String(),
+			"duration", time.Since(start).Round(time.Millisecond).String())
+	}
+	return retry.Quietly(ctrl.Result{}, err)
+}
+
+// reconcile returns what it did, for the log.
+func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 	template := &unstructured.Unstructured{}
 	template.SetGroupVersionKind(key.GroupVersionKind)
 	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, template)
 	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, d.deleteBinding(ctx, key)
+		return "template gone: binding deleted", d.deleteBinding(ctx, key)
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return "", err
 	}
 	if Skipped(template) || !template.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, nil
+		return "", nil
 	}
 	// Only policies selecting this kind can claim it (kindIndex).
 	selectsKind := client.MatchingFields{kindIndex: key.Kind}
 	pps := &policyv1alpha1.PropagationPolicyList{}
 	if key.Namespace != "" {
 		if err := d.client.List(ctx, pps, client.InNamespace(key.Namespace), selectsKind); err != nil {
-			return ctrl.Result{}, err
+			return "", err
 		}
 	}
 	cpps := &policyv1alpha1.ClusterPropagationPolicyList{}
 	if err := d.client.List(ctx, cpps, selectsKind); err != nil {
-		return ctrl.Result{}, err
+		return "", err
 	}
 	claim, ok := Resolve(template, pps.Items, cpps.Items)
 	if labels, annotations, changed := ClaimMetadata(template, claim, ok); changed {
@@ -300,21 +318,21 @@ func (d *Detector) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) 
 		template.SetLabels(labels)
 		template.SetAnnotations(annotations)
 		if err := d.client.Patch(ctx, template, patch); err != nil {
-			return ctrl.Result{}, err
+			return "", err
 		}
 	}
 	if !ok {
 		// Like Karmada, a template no policy claims keeps what was
 		// propagated; nothing is deleted because a policy went away.
-		return ctrl.Result{}, nil
+		return "no policy claims it", nil
 	}
 	if errs := validation.ValidatePropagationSpec(*claim.Spec()); len(errs) > 0 {
 		// Bad input changes nothing: the binding keeps its last good spec.
 		d.recorder.Eventf(template, corev1.EventTypeWarning, policykeys.EventReasonApplyPolicyFailed,
 			"policy %s is invalid, the template is left as it was: %v", claim.Key(), errs.ToAggregate())
-		return ctrl.Result{}, nil
+		return "policy " + claim.Key() + " is invalid: template left as it was", nil
 	}
-	return retry.Quietly(ctrl.Result{}, d.writeBinding(ctx, template, claim))
+	return d.writeBinding(ctx, template, claim)
 }
 
 // Binding returns the binding the detector writes for template and claim.
@@ -379,7 +397,7 @@ func replicas(template *unstructured.Unstructured) int32 {
 	return int32(r)
 }
 
-func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim) error {
+func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim) (string, error) {
 	desired, spec := Binding(template, claim)
 	existing := desired.DeepCopyObject().(client.Object)
 	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
@@ -387,13 +405,13 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 		if err := d.client.Create(ctx, desired); err != nil {
 			// AlreadyExists: created by an earlier pass the cache has not
 			// seen yet; retried quietly.
-			return err
+			return "", err
 		}
 		d.recorder.Eventf(template, corev1.EventTypeNormal, policykeys.EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
-		return nil
+		return "binding created (policy " + claim.Key() + ")", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	var have *workv1alpha2.ResourceBindingSpec
 	switch b := existing.(type) {
@@ -413,7 +431,7 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 	}
 	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations &&
 		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
-		return nil
+		return "binding unchanged", nil
 	}
 	*have = *spec
 	if annotations == nil {
@@ -424,12 +442,12 @@ func (d *Detector) writeBinding(ctx context.Context, template *unstructured.Unst
 	}
 	existing.SetAnnotations(annotations)
 	existing.SetOwnerReferences(desired.GetOwnerReferences())
-	return d.client.Update(ctx, existing)
+	return "binding updated (policy " + claim.Key() + ")", d.client.Update(ctx, existing)
 }
 
 // deleteBinding deletes the binding of a template that is gone, whatever
 // its suspension: deletion is never held.
-func (d *Detector) deleteBinding(ctx context.Context, key Key) error {
+func (d *Reconciler) deleteBinding(ctx context.Context, key Key) error {
 	name := names.GenerateBindingName(key.Kind, key.Name)
 	var b client.Object = &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: name}}
 	if key.Namespace == "" {

@@ -19,7 +19,7 @@ import (
 
 // policyReconciler validates policies, reports what a person must fix as
 // Events on the policy, and makes the detector watch the kinds it selects.
-type policyReconciler struct{ d *Detector }
+type policyReconciler struct{ d *Reconciler }
 
 func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
 	_, clusterScoped := obj.(*policyv1alpha1.ClusterPropagationPolicy)

@@ -35,8 +35,7 @@ type Controller struct {
 var Controllers = []Controller{
 	{Name: "detector", What: "which policy claims which template; bindings",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			_, err := detector.Setup(mgr, d.options.Workers)
-			return err
+			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers})
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
@@ -53,7 +52,9 @@ var Controllers = []Controller{
 			return clusterstatus.Setup(mgr, d.memberConfig, d.options.ClusterStatusInterval)
 		}},
 	{Name: "namespace", What: "hub namespaces to every member",
-		setup: func(mgr ctrl.Manager, d deps) error { return namespacesync.Setup(mgr) }},
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return namespacesync.SetupWithManager(mgr, namespacesync.Options{})
+		}},
 }
 
 // ControllerNames lists every controller's name.

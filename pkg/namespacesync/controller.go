@@ -124,9 +124,12 @@ func deepCopyMap(m map[string]any) map[string]any {
 	return runtime.DeepCopyJSON(m)
 }
 
-// Setup registers the controller: namespaces, and every namespace again
-// when a Cluster joins or leaves.
-func Setup(mgr ctrl.Manager) error {
+// Options tune the namespace sync controller; it has none yet.
+type Options struct{}
+
+// SetupWithManager registers the controller: namespaces, and every
+// namespace again when a Cluster joins or leaves.
+func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).Named("namespace-sync").
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or[client.Object](

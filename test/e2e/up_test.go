@@ -38,7 +38,7 @@ var _ = Describe("federator up", Ordered, func() {
 
 	It("starts a fleet with the sample rollout, prints how to watch it, and stops every process on SIGTERM", func() {
 		dir := GinkgoT().TempDir()
-		session, err := gexec.Start(exec.Command(federator, "up", "--members", "2", "--dir", dir, "--sample", "--bin-dir", repoBin),
+		session, err := gexec.Start(exec.Command(federator, "up", "--members", "2", "--dir", dir, "--sample", "--bin-dir", repoBin, "--v=1"),
 			GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		var children []fleetProcess
@@ -128,6 +128,11 @@ var _ = Describe("federator up", Ordered, func() {
 		run(printed(`1\. Hold member2:`))
 		Eventually(watchWorks, time.Minute).Should(MatchRegexp(`(?m)^karmada-es-member2 +web-\S+ +SuspendDispatching$`))
 		Expect(watchWorks()).To(MatchRegexp(`(?m)^karmada-es-member1 +web-\S+ +Dispatching$`))
+		By("logging, at --v=1, that member2's Work is held, by what, and what releases it")
+		Eventually(func() string {
+			raw, _ := os.ReadFile(filepath.Join(dir, "federator.log"))
+			return string(raw)
+		}).Should(MatchRegexp(`"msg":"held: SuspendDispatching: suspended by spec\.suspension\.dispatchingOnClusters\.clusterNames of PropagationPolicy demo/web; remove member2 from it to resume".*"controller":"dispatch-member2"`))
 		run(printed(`2\. Roll out nginx:1\.27; only member1 changes:`))
 		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.27"))
 		Consistently(image(member2), "3s", "500ms").Should(Equal("nginx:1.25"))
