@@ -76,6 +76,7 @@ type Check struct {
 var Checks = []Check{
 	templateSuspendedCheck,
 	policySuspendedCheck,
+	clusterSuspendedCheck,
 	policySuspensionCheck,
 }
 

@@ -75,6 +75,14 @@ func TestDecide(t *testing.T) {
 				Suspension: onClusters("member1")},
 			map[string][]string{"member1": {"TemplateSuspended", "PolicySuspended", "PolicySuspension"},
 				"member2": {"TemplateSuspended", "PolicySuspended"}, "member3": {"TemplateSuspended", "PolicySuspended"}}},
+		{"the per-cluster annotation on the template holds that cluster only",
+			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member2": "canary bad"}), Policy: policy(nil)},
+			map[string][]string{"member2": {"ClusterSuspended"}}},
+		{"the per-cluster annotation on the policy holds that cluster only",
+			Input{Template: template(nil), Policy: policy(map[string]string{"suspended.propagation.federator.dev/member3": "true"})},
+			map[string][]string{"member3": {"ClusterSuspended"}}},
+		{"a per-cluster annotation naming no target holds nothing",
+			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member9": "x"}), Policy: policy(nil)}, map[string][]string{}},
 		{"the policy's suspension without a known policy still holds",
 			Input{Template: template(nil), Suspension: all(true)},
 			map[string][]string{"member1": {"PolicySuspension"}, "member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
@@ -103,8 +111,10 @@ func TestDecide(t *testing.T) {
 // Every combination of the holders: a cluster is held exactly when one of
 // them alone would hold it, and the decision lists each of those.
 func TestDecideComposesEveryCombination(t *testing.T) {
-	templates := []Object{template(nil), template(map[string]string{suspended: "true"})}
-	policies := []Object{policy(nil), policy(map[string]string{suspended: "why"}), {}}
+	templates := []Object{template(nil), template(map[string]string{suspended: "true"}),
+		template(map[string]string{"suspended.propagation.federator.dev/member2": "x"})}
+	policies := []Object{policy(nil), policy(map[string]string{suspended: "why"}), {},
+		policy(map[string]string{"suspended.propagation.federator.dev/member1": "true"})}
 	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1")}
 	clusters := []string{"member1", "member2"}
 	for _, tpl := range templates {
@@ -140,6 +150,9 @@ func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
 		{"policy annotation without a reason",
 			Input{Template: template(nil), Policy: policy(map[string]string{suspended: "true"})},
 			[]string{"on PropagationPolicy shop/web;", "remove the annotation"}},
+		{"per-cluster annotation",
+			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member1": "canary bad"}), Policy: policy(nil)},
+			[]string{`suspended.propagation.federator.dev/member1 on Deployment shop/web ("canary bad")`, "remove the annotation to resume"}},
 		{"dispatching",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)},
 			[]string{"spec.suspension.dispatching of PropagationPolicy shop/web", "set it to false"}},

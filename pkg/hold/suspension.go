@@ -55,3 +55,19 @@ var policySuspensionCheck = Check{Name: "PolicySuspension", Holds: func(in Input
 	}
 	return Hold{}, false
 }}
+
+// clusterSuspendedCheck: the annotation suspended.propagation.federator.dev/<cluster>
+// on the template or on its policy holds that cluster only.
+var clusterSuspendedCheck = Check{Name: "ClusterSuspended", Holds: func(in Input, cluster string) (Hold, bool) {
+	key := policykeys.ClusterSuspendedAnnotationPrefix + cluster
+	for _, o := range []Object{in.Template, in.Policy} {
+		v, ok := o.Annotations[key]
+		if !ok || o.Kind == "" {
+			continue
+		}
+		note := annotationNote(v)
+		return Hold{Reason: workkeys.ReasonSuspendDispatching, Note: note,
+			Message: withNote("suspended by annotation "+key+" on "+o.String(), note) + "; remove the annotation to resume"}, true
+	}
+	return Hold{}, false
+}}
