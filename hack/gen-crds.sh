@@ -12,6 +12,9 @@
 #   work.karmada.io_resourcebindings.yaml              work/v1alpha2 only
 #   work.karmada.io_clusterresourcebindings.yaml       work/v1alpha2 only
 #   cluster.karmada.io_clusters.yaml                   cluster/v1alpha1
+#   gating.federator.dev_gates.yaml                    federator's Gate (apis/policy/gating)
+#
+# It also regenerates the deepcopy functions of federator's own API types.
 #
 # Bindings are generated from v1alpha2 alone: Karmada also serves v1alpha1
 # bindings, converted by its webhook; the hub runs no conversion webhook, so
@@ -49,6 +52,10 @@ controller_gen crd \
 controller_gen crd \
 	paths="${KARMADA_APIS}/work/v1alpha2" \
 	output:crd:dir="${tmp_dir}/v1alpha2"
+controller_gen object paths="./apis/..."
+controller_gen crd \
+	paths="./apis/policy/gating/..." \
+	output:crd:dir="${tmp_dir}/federator"
 
 # file: the CRD file name; from: which run produced it; status: whether the
 # Karmada type has a status the hub must serve as a subresource.
@@ -59,6 +66,7 @@ crds=(
 	"cluster.karmada.io_clusters.yaml                  v1alpha1 yes"
 	"work.karmada.io_resourcebindings.yaml             v1alpha2 yes"
 	"work.karmada.io_clusterresourcebindings.yaml      v1alpha2 yes"
+	"gating.federator.dev_gates.yaml                   federator yes"
 )
 
 mkdir -p "${out_dir}"

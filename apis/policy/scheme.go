@@ -9,10 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 )
 
-// NewScheme returns a scheme with the Kubernetes built-ins, the CRD API and
-// the Karmada API groups the hub serves.
+// NewScheme returns a scheme with the Kubernetes built-ins, the CRD API,
+// the Karmada API groups the hub serves and federator's own (Gates).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(AddToScheme(s))
@@ -28,6 +30,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		policyv1alpha1.Install,
 		workv1alpha1.Install,
 		workv1alpha2.Install,
+		gatingv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -1,0 +1,270 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+)
+
+// Reasons of the Gate's Opened condition: what decided its state.
+const (
+	ReasonDefault        = "Default"
+	ReasonOpenRequested  = "OpenRequested"
+	ReasonCloseRequested = "CloseRequested"
+	ReasonScheduled      = "Scheduled"
+	ReasonInvalid        = "InvalidSchedule"
+)
+
+// DefaultInterval is how often a gate is re-evaluated when its spec does not
+// say.
+const DefaultInterval = time.Minute
+
+// Request is an open or close request, from an annotation or as applied.
+type Request struct {
+	Open bool
+	At   time.Time
+}
+
+// Evaluation is a gate's state at one instant and what decided it.
+type Evaluation struct {
+	Open    bool
+	Reason  string
+	Message string
+	// Request is the request in force, nil when none.
+	Request *Request
+	// Until is when the state ends by itself (a request's or schedule's
+	// window), nil when nothing ends it: the gate's resetToDefaultAt.
+	Until *time.Time
+	// Next is when to evaluate again: the earliest of Until, the next
+	// schedule window start, a future request, and now + interval.
+	Next time.Time
+	// Problems are malformed requests, each naming the annotation and the
+	// value; such a request is ignored.
+	Problems []string
+}
+
+// Evaluate decides a gate's state at now from its spec, its request
+// annotations and the request applied before (from its status; nil when
+// none). The rule, in order:
+//
+//  1. The newest well-formed open or close request is in force from its time
+//     until spec.window after it (without a window: until the next schedule
+//     window starts or ends, or for good when the gate has no schedules). A
+//     request older than the one applied before is ignored.
+//  2. Otherwise a schedule whose window is running decides: close wins over
+//     open when both run. A schedule that cannot be read closes the gate
+//     (fail safe) until it is fixed.
+//  3. Otherwise the gate is in its default state.
+func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, applied *Request, now time.Time) Evaluation {
+	interval := DefaultInterval
+	if spec.Interval != nil && spec.Interval.Duration > 0 {
+		interval = spec.Interval.Duration
+	}
+	e := Evaluation{Next: now.Add(interval)}
+	sooner := func(t time.Time) {
+		if t.After(now) && t.Before(e.Next) {
+			e.Next = t
+		}
+	}
+
+	windows, invalid := scheduleWindows(spec.Schedules, now)
+	for _, w := range windows {
+		sooner(w.nextStart)
+		if w.running {
+			sooner(w.end)
+		}
+	}
+
+	// 1. Requests.
+	req, problems := newestRequest(annotations)
+	e.Problems = problems
+	if req != nil && applied != nil && req.At.Before(applied.At) {
+		req = applied
+	}
+	if req != nil && req.At.After(now) {
+		sooner(req.At) // not yet in force
+		req = nil
+	}
+	if req != nil {
+		var until *time.Time
+		if spec.Window != nil && spec.Window.Duration > 0 {
+			t := req.At.Add(spec.Window.Duration)
+			until = &t
+		} else if len(spec.Schedules) > 0 {
+			until = nextBoundaryAfter(spec.Schedules, req.At)
+		}
+		if until == nil || now.Before(*until) {
+			e.Open, e.Request, e.Until = req.Open, req, until
+			if until != nil {
+				sooner(*until)
+			}
+			e.Reason, e.Message = ReasonCloseRequested, "Gate close requested"
+			if req.Open {
+				e.Reason, e.Message = ReasonOpenRequested, "Gate open requested"
+			}
+			if until != nil {
+				// Say what happens when the request ends, as the RFC's
+				// "Gate scheduled for closing at ..." does.
+				switch after := Evaluate(spec, nil, nil, *until); {
+				case after.Open == req.Open:
+					e.Message += " until " + stamp(*until)
+				case after.Open:
+					e.Message = "Gate scheduled for opening at " + stamp(*until)
+				default:
+					e.Message = "Gate scheduled for closing at " + stamp(*until)
+				}
+			}
+			return e
+		}
+	}
+
+	// 2. Schedules.
+	if len(invalid) > 0 {
+		e.Open, e.Reason = false, ReasonInvalid
+		e.Message = "Closed: " + strings.Join(invalid, "; ") + "; fix the schedule to reopen it"
+		return e
+	}
+	var opening *window
+	for i := range windows {
+		w := &windows[i]
+		if !w.running {
+			continue
+		}
+		if w.action == gatingv1alpha1.ActionClose {
+			e.Open, e.Reason, e.Until = false, ReasonScheduled, &w.end
+			e.Message = fmt.Sprintf("Closed by schedule '%s' until %s", w.name, stamp(w.end))
+			return e
+		}
+		if opening == nil {
+			opening = w
+		}
+	}
+	if opening != nil {
+		e.Open, e.Reason, e.Until = true, ReasonScheduled, &opening.end
+		e.Message = fmt.Sprintf("Opened by schedule '%s' until %s", opening.name, stamp(opening.end))
+		return e
+	}
+
+	// 3. Default.
+	e.Open, e.Reason = defaultOpen(spec), ReasonDefault
+	e.Message = "Gate closed by default"
+	if e.Open {
+		e.Message = "Gate opened by default"
+	}
+	return e
+}
+
+func defaultOpen(spec gatingv1alpha1.GateSpec) bool { return spec.Default == gatingv1alpha1.Opened }
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// newestRequest is the newest well-formed request among the annotations.
+func newestRequest(annotations map[string]string) (*Request, []string) {
+	var newest *Request
+	var problems []string
+	for _, a := range []struct {
+		key  string
+		open bool
+	}{{gatingv1alpha1.OpenRequestAnnotation, true}, {gatingv1alpha1.CloseRequestAnnotation, false}} {
+		v, ok := annotations[a.key]
+		if !ok {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("annotation %s: %q is not an RFC 3339 time (e.g. %s); the request is ignored",
+				a.key, v, "2026-11-23T10:00:00Z"))
+			continue
+		}
+		if newest == nil || at.After(newest.At) {
+			newest = &Request{Open: a.open, At: at}
+		}
+	}
+	return newest, problems
+}
+
+// window is one schedule's situation at an instant.
+type window struct {
+	name, action string
+	running      bool
+	end          time.Time // of the running window
+	nextStart    time.Time // of the next window after now
+}
+
+// parseSchedule reads a schedule's cron expression in its time zone.
+func parseSchedule(s gatingv1alpha1.GateSchedule) (cron.Schedule, error) {
+	tz := s.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return nil, fmt.Errorf("schedule '%s': spec.schedules.timeZone %q is not an IANA time zone", s.Name, tz)
+	}
+	if strings.HasPrefix(strings.TrimSpace(s.Cron), "CRON_TZ=") || strings.HasPrefix(strings.TrimSpace(s.Cron), "TZ=") {
+		return nil, fmt.Errorf("schedule '%s': spec.schedules.cron %q: set the zone in timeZone, not in the expression", s.Name, s.Cron)
+	}
+	sched, err := cron.ParseStandard("CRON_TZ=" + tz + " " + s.Cron)
+	if err != nil {
+		return nil, fmt.Errorf("schedule '%s': spec.schedules.cron %q: %v", s.Name, s.Cron, err)
+	}
+	if s.Duration.Duration <= 0 {
+		return nil, fmt.Errorf("schedule '%s': spec.schedules.duration must be positive", s.Name)
+	}
+	return sched, nil
+}
+
+// maxWindows bounds the walk over overlapping windows (a window longer than
+// the schedule's period).
+const maxWindows = 10000
+
+func scheduleWindows(schedules []gatingv1alpha1.GateSchedule, now time.Time) ([]window, []string) {
+	var out []window
+	var invalid []string
+	for _, s := range schedules {
+		sched, err := parseSchedule(s)
+		if err != nil {
+			invalid = append(invalid, err.Error())
+			continue
+		}
+		w := window{name: s.Name, action: s.Action, nextStart: sched.Next(now)}
+		// Windows that started at most a duration ago are running; the
+		// latest end among them is when the schedule lets go.
+		for start, n := sched.Next(now.Add(-s.Duration.Duration)), 0; !start.After(now) && n < maxWindows; start, n = sched.Next(start), n+1 {
+			if end := start.Add(s.Duration.Duration); end.After(now) {
+				w.running = true
+				if end.After(w.end) {
+					w.end = end
+				}
+			}
+		}
+		out = append(out, w)
+	}
+	return out, invalid
+}
+
+// nextBoundaryAfter is the first time after t a schedule window starts or
+// ends: where a request without a window stops overriding the schedules.
+func nextBoundaryAfter(schedules []gatingv1alpha1.GateSchedule, t time.Time) *time.Time {
+	var next *time.Time
+	consider := func(c time.Time) {
+		if c.After(t) && (next == nil || c.Before(*next)) {
+			next = &c
+		}
+	}
+	for _, w := range mustWindows(schedules, t) {
+		consider(w.nextStart)
+		if w.running {
+			consider(w.end)
+		}
+	}
+	return next
+}
+
+func mustWindows(schedules []gatingv1alpha1.GateSchedule, t time.Time) []window {
+	w, _ := scheduleWindows(schedules, t)
+	return w
+}
