@@ -30,6 +30,9 @@ const (
 	ReasonDispatching = "Dispatching"
 	// MessageDispatching is Karmada's message for a Work being dispatched.
 	MessageDispatching = "Work is being dispatched to member clusters."
+	// ReasonGateClosed: the Work waits for a closed (or missing) Gate; the
+	// message names the gate and who lists it.
+	ReasonGateClosed = "GateClosed"
 )
 
 // Reasons and messages of the Work Applied condition (Karmada's execution
@@ -67,6 +70,9 @@ const (
 	// only with events). It makes SyncWorkFailed a transition, not a
 	// repeated warning.
 	ConditionWorksSynced = "WorksSynced"
+	// ConditionApproved says, on a binding whose policy or target clusters
+	// list gates, whether every such gate is open.
+	ConditionApproved = "Approved"
 )
 
 // Reasons and messages of binding conditions.
@@ -97,6 +103,11 @@ const (
 	// ReasonSyncWorkFailed: some Work could not be written; the message says
 	// which cluster and why (WorksSynced=False).
 	ReasonSyncWorkFailed = "SyncWorkFailed"
+	// ReasonGatesOpened: every gate the binding waits for is open
+	// (Approved=True).
+	ReasonGatesOpened = "GatesOpened"
+	// MessageGatesOpened is the message for ReasonGatesOpened.
+	MessageGatesOpened = "every gate is open"
 )
 
 // Event reasons on bindings (Karmada's pkg/events).

@@ -8,6 +8,7 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	"github.com/federator-dev/federator/pkg/hold"
 )
 
 // Options tune the binding controllers.
@@ -32,10 +36,11 @@ const PolicyIndex = "binding.federator.dev/policy"
 // ClusterResourceBindings, the controller that writes Works.
 //
 // Works are rewritten when the binding changes, when one of its Works is
-// deleted by someone else, when Clusters come, go or are relabelled
-// (placement may change), and when an annotation of the claiming policy
-// changes (the suspended annotation holds without changing the policy's
-// generation, so the detector does not rewrite the binding for it).
+// deleted by someone else, when Clusters come, go, are relabelled
+// (placement may change) or list other gates, when an annotation of the
+// claiming policy changes (the suspended annotation holds without changing
+// the policy's generation, so the detector does not rewrite the binding for
+// it), and when a gate it waits for opens, closes, appears or goes.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	for _, clusterScoped := range []bool{false, true} {
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
@@ -61,7 +66,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
 				builder.WithPredicates(workDeleted{})).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped)),
-				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+					predicate.AnnotationChangedPredicate{}))).
+			Watches(&gatingv1alpha1.Gate{}, handler.EnqueueRequestsFromMapFunc(bindingsWaitingFor(mgr.GetClient(), clusterScoped)),
+				builder.WithPredicates(gateOpenedChanged{})).
 			Watches(&policyv1alpha1.PropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy")),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy")),
@@ -166,6 +174,71 @@ func bindingsOfPolicy(c client.Reader, clusterScoped bool, kind string) handler.
 		}
 		return requests(list)
 	}
+}
+
+// bindingsWaitingFor maps a Gate to the bindings that wait for it: those of
+// the policies that list it, and every binding when a Cluster lists it.
+func bindingsWaitingFor(c client.Reader, clusterScoped bool) handler.MapFunc {
+	return func(ctx context.Context, g client.Object) []reconcile.Request {
+		ref := g.GetNamespace() + "/" + g.GetName()
+		lists := func(o client.Object, namespace string) bool {
+			v, ok := o.GetAnnotations()[gatingv1alpha1.GatesAnnotation]
+			if !ok {
+				return false
+			}
+			for _, gate := range hold.ParseGates(v, namespace, "") {
+				if gate.Ref == ref {
+					return true
+				}
+			}
+			return false
+		}
+		clusters := &clusterv1alpha1.ClusterList{}
+		if err := c.List(ctx, clusters); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing Clusters that may wait for a gate", "gate", ref)
+			return nil
+		}
+		for i := range clusters.Items {
+			if lists(&clusters.Items[i], "") {
+				return allBindings(c, clusterScoped)(ctx, g)
+			}
+		}
+		var reqs []reconcile.Request
+		pps := &policyv1alpha1.PropagationPolicyList{}
+		cpps := &policyv1alpha1.ClusterPropagationPolicyList{}
+		if err := c.List(ctx, pps); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing policies that may wait for a gate", "gate", ref)
+		}
+		if err := c.List(ctx, cpps); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing policies that may wait for a gate", "gate", ref)
+		}
+		for i := range pps.Items {
+			if lists(&pps.Items[i], pps.Items[i].Namespace) {
+				reqs = append(reqs, bindingsOfPolicy(c, clusterScoped, "PropagationPolicy")(ctx, &pps.Items[i])...)
+			}
+		}
+		for i := range cpps.Items {
+			if lists(&cpps.Items[i], "") {
+				reqs = append(reqs, bindingsOfPolicy(c, clusterScoped, "ClusterPropagationPolicy")(ctx, &cpps.Items[i])...)
+			}
+		}
+		return reqs
+	}
+}
+
+// gateOpenedChanged passes a Gate that appears, goes, or whose Opened
+// condition changes: what its waiters' holds depend on.
+type gateOpenedChanged struct{ predicate.Funcs }
+
+func (gateOpenedChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*gatingv1alpha1.Gate)
+	n, ok2 := e.ObjectNew.(*gatingv1alpha1.Gate)
+	if !ok1 || !ok2 {
+		return true
+	}
+	oc := meta.FindStatusCondition(o.Status.Conditions, gatingv1alpha1.ConditionOpened)
+	nc := meta.FindStatusCondition(n.Status.Conditions, gatingv1alpha1.ConditionOpened)
+	return (oc == nil) != (nc == nil) || oc != nil && (oc.Status != nc.Status || oc.Message != nc.Message)
 }
 
 // workDeleted passes a Work deleted by someone else: its binding writes it

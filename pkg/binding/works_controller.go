@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/retry"
@@ -111,19 +114,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), scheduled)
 
-	in, err := r.holdInput(ctx, b, tpl)
-	if err != nil {
-		return ctrl.Result{}, "", err
-	}
 	targets := make([]string, 0, len(b.spec.Clusters))
 	for _, t := range b.spec.Clusters {
 		targets = append(targets, t.Name)
+	}
+	in, err := r.holdInput(ctx, b, tpl, clusters.Items, targets)
+	if err != nil {
+		return ctrl.Result{}, "", err
 	}
 	checks := r.Checks
 	if checks == nil {
 		checks = hold.Checks
 	}
 	decisions := hold.Decide(in, targets, checks)
+	setApproved(b, in, decisions)
 
 	sync, syncErr := r.syncWorks(ctx, b, tpl, decisions)
 	if retry.CacheBehind(syncErr) {
@@ -171,15 +175,30 @@ func (r *Reconciler) finish(ctx context.Context, b view, before client.Object, e
 }
 
 // holdInput gathers what pkg/hold decides from: the template, the policy
-// that claims it (from the cache; zero when it is gone) and the suspension
-// the binding carries from that policy.
-func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured) (hold.Input, error) {
+// that claims it (from the cache; zero when it is gone), the suspension the
+// binding carries from that policy, and the gates the policy and the target
+// Clusters list.
+func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured,
+	clusters []clusterv1alpha1.Cluster, targets []string) (hold.Input, error) {
 	in := hold.Input{
 		Template: hold.Object{Kind: tpl.GetKind(), Namespace: tpl.GetNamespace(), Name: tpl.GetName(),
 			Annotations: tpl.GetAnnotations()},
 	}
 	if b.spec.Suspension != nil {
 		in.Suspension = &b.spec.Suspension.Suspension
+	}
+	for i := range clusters {
+		c := &clusters[i]
+		if v, ok := c.Annotations[gatingv1alpha1.GatesAnnotation]; ok && slices.Contains(targets, c.Name) {
+			gates, err := r.resolveGates(ctx, hold.ParseGates(v, "", "Cluster "+c.Name))
+			if err != nil {
+				return in, err
+			}
+			if in.ClusterGates == nil {
+				in.ClusterGates = map[string][]hold.Gate{}
+			}
+			in.ClusterGates[c.Name] = gates
+		}
 	}
 	kind, ns, name := b.policyRef()
 	var policy client.Object
@@ -201,16 +220,82 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 		return in, err
 	}
 	in.Policy = hold.Object{Kind: kind, Namespace: ns, Name: name, Annotations: policy.GetAnnotations()}
+	if v, ok := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; ok {
+		if in.PolicyGates, err = r.resolveGates(ctx, hold.ParseGates(v, ns, in.Policy.String())); err != nil {
+			return in, err
+		}
+	}
 	return in, nil
+}
+
+// resolveGates reads each gate's Opened condition from the cache.
+func (r *Reconciler) resolveGates(ctx context.Context, gates []hold.Gate) ([]hold.Gate, error) {
+	for i := range gates {
+		g := &gates[i]
+		if g.Problem != "" {
+			continue
+		}
+		ns, name, _ := strings.Cut(g.Ref, "/")
+		gate := &gatingv1alpha1.Gate{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, gate)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		g.Found = true
+		if c := meta.FindStatusCondition(gate.Status.Conditions, gatingv1alpha1.ConditionOpened); c != nil {
+			g.Opened, g.Why = c.Status == metav1.ConditionTrue, c.Message
+		}
+	}
+	return gates, nil
+}
+
+// setApproved records on the binding whether the gates it waits for are
+// open: Approved=False with the first gate hold's message while one holds,
+// True once all are open, and no condition when nothing lists a gate.
+func setApproved(b view, in hold.Input, decisions map[string]hold.Decision) {
+	gated := len(in.PolicyGates) > 0
+	for cluster := range decisions {
+		gated = gated || len(in.ClusterGates[cluster]) > 0
+	}
+	if !gated {
+		meta.RemoveStatusCondition(&b.status.Conditions, workkeys.ConditionApproved)
+		return
+	}
+	approved := metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonGatesOpened, Message: workkeys.MessageGatesOpened}
+	clusters := make([]string, 0, len(decisions))
+	for c := range decisions {
+		clusters = append(clusters, c)
+	}
+	slices.Sort(clusters)
+	for _, c := range clusters {
+		for _, h := range decisions[c].Holds {
+			if h.Reason == workkeys.ReasonGateClosed {
+				approved = metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionFalse,
+					Reason: workkeys.ReasonGateClosed, Message: h.Message}
+				conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), approved)
+				return
+			}
+		}
+	}
+	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), approved)
 }
 
 // holdEvent tells a person, on the template, that dispatching was suspended
 // or resumed, where to and why, when the holds on clusters that had a Work
-// before this pass changed. Nil when nothing changed or nothing was
-// propagated before (the first propagation says nothing of holds).
+// before this pass changed (on a first propagation: when something holds).
+// Nil when nothing changed.
 func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefore map[string]bool, decisions map[string]hold.Decision) func() {
 	if len(heldBefore) == 0 {
-		return nil
+		// A first propagation: nothing was dispatched before, so only a
+		// hold is news (an approval gate closed from the start).
+		heldBefore = map[string]bool{}
+		for cluster := range decisions {
+			heldBefore[cluster] = false
+		}
 	}
 	was, now := map[string]hold.Decision{}, map[string]hold.Decision{}
 	for cluster, held := range heldBefore {

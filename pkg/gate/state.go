@@ -10,13 +10,13 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 )
 
-// Reasons of the Gate's Opened condition: what decided its state.
+// The reasons of the Gate's Opened condition: what decided its state.
 const (
-	ReasonDefault        = "Default"
-	ReasonOpenRequested  = "OpenRequested"
-	ReasonCloseRequested = "CloseRequested"
-	ReasonScheduled      = "Scheduled"
-	ReasonInvalid        = "InvalidSchedule"
+	ReasonDefault        = gatingv1alpha1.ReasonDefault
+	ReasonOpenRequested  = gatingv1alpha1.ReasonOpenRequested
+	ReasonCloseRequested = gatingv1alpha1.ReasonCloseRequested
+	ReasonScheduled      = gatingv1alpha1.ReasonScheduled
+	ReasonInvalid        = gatingv1alpha1.ReasonInvalidSchedule
 )
 
 // DefaultInterval is how often a gate is re-evaluated when its spec does not

@@ -47,6 +47,10 @@ type Input struct {
 	Policy Object
 	// Suspension is the policy's spec.suspension as the binding carries it.
 	Suspension *policyv1alpha1.Suspension
+	// PolicyGates are the gates the policy lists: they hold every cluster.
+	PolicyGates []Gate
+	// ClusterGates are, per cluster, the gates its Cluster lists.
+	ClusterGates map[string][]Gate
 }
 
 // Hold is one holder's verdict on one cluster.
@@ -78,6 +82,7 @@ var Checks = []Check{
 	policySuspendedCheck,
 	clusterSuspendedCheck,
 	policySuspensionCheck,
+	gateClosedCheck,
 }
 
 // Decision is what holds one cluster's copy; nothing when it is free.

@@ -28,6 +28,11 @@ func all(v bool) *policyv1alpha1.Suspension {
 }
 
 // checksHolding lists, per cluster, the names of the checks that hold it.
+var (
+	closedGate = Gate{Ref: "ops/sre-approval", ListedBy: "PropagationPolicy shop/web", Found: true, Why: "Gate closed by default"}
+	openGate   = Gate{Ref: "ops/window", ListedBy: "Cluster member2", Found: true, Opened: true}
+)
+
 func checksHolding(d map[string]Decision) map[string][]string {
 	out := map[string][]string{}
 	for cluster, decision := range d {
@@ -83,6 +88,25 @@ func TestDecide(t *testing.T) {
 			map[string][]string{"member3": {"ClusterSuspended"}}},
 		{"a per-cluster annotation naming no target holds nothing",
 			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member9": "x"}), Policy: policy(nil)}, map[string][]string{}},
+		{"a closed gate the policy lists holds every cluster",
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
+			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
+		{"open gates hold nothing",
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{openGate},
+				ClusterGates: map[string][]Gate{"member2": {openGate}}}, map[string][]string{}},
+		{"a closed gate a Cluster lists holds that cluster only",
+			Input{Template: template(nil), Policy: policy(nil), ClusterGates: map[string][]Gate{"member2": {closedGate}}},
+			map[string][]string{"member2": {"GateClosed"}}},
+		{"a missing gate holds (fail safe)",
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{{Ref: "ops/typo", ListedBy: "PropagationPolicy shop/web"}}},
+			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
+		{"an unreadable gate reference holds (fail safe)",
+			Input{Template: template(nil), Policy: policy(nil), ClusterGates: map[string][]Gate{"member1": {{Ref: "bare", Problem: "gate 'bare' needs a namespace"}}}},
+			map[string][]string{"member1": {"GateClosed"}}},
+		{"a suspension and a gate both hold, the suspension first",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true), PolicyGates: []Gate{closedGate}},
+			map[string][]string{"member1": {"PolicySuspension", "GateClosed"}, "member2": {"PolicySuspension", "GateClosed"},
+				"member3": {"PolicySuspension", "GateClosed"}}},
 		{"the policy's suspension without a known policy still holds",
 			Input{Template: template(nil), Suspension: all(true)},
 			map[string][]string{"member1": {"PolicySuspension"}, "member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
@@ -100,8 +124,12 @@ func TestDecide(t *testing.T) {
 				if decision.Held() != (len(tc.want[cluster]) > 0) {
 					t.Errorf("%s: Held() = %v", cluster, decision.Held())
 				}
-				if decision.Held() && decision.Reason() != "SuspendDispatching" {
-					t.Errorf("%s: reason %q, want SuspendDispatching", cluster, decision.Reason())
+				wantReason := "SuspendDispatching"
+				if len(tc.want[cluster]) > 0 && tc.want[cluster][0] == "GateClosed" {
+					wantReason = "GateClosed"
+				}
+				if decision.Held() && decision.Reason() != wantReason {
+					t.Errorf("%s: reason %q, want %s", cluster, decision.Reason(), wantReason)
 				}
 			}
 		})
@@ -116,21 +144,24 @@ func TestDecideComposesEveryCombination(t *testing.T) {
 	policies := []Object{policy(nil), policy(map[string]string{suspended: "why"}), {},
 		policy(map[string]string{"suspended.propagation.federator.dev/member1": "true"})}
 	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1")}
+	gates := []map[string][]Gate{nil, {"member2": {closedGate}}, {"member1": {openGate}}}
 	clusters := []string{"member1", "member2"}
 	for _, tpl := range templates {
 		for _, pol := range policies {
 			for _, s := range suspensions {
-				in := Input{Template: tpl, Policy: pol, Suspension: s}
-				got := Decide(in, clusters, Checks)
-				for _, cluster := range clusters {
-					var want []string
-					for _, c := range Checks {
-						if _, held := c.Holds(in, cluster); held {
-							want = append(want, c.Name)
+				for _, g := range gates {
+					in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g}
+					got := Decide(in, clusters, Checks)
+					for _, cluster := range clusters {
+						var want []string
+						for _, c := range Checks {
+							if _, held := c.Holds(in, cluster); held {
+								want = append(want, c.Name)
+							}
 						}
-					}
-					if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
-						t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+						if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
+							t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+						}
 					}
 				}
 			}
@@ -153,6 +184,12 @@ func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
 		{"per-cluster annotation",
 			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member1": "canary bad"}), Policy: policy(nil)},
 			[]string{`suspended.propagation.federator.dev/member1 on Deployment shop/web ("canary bad")`, "remove the annotation to resume"}},
+		{"closed gate",
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
+			[]string{"waiting approval, gate 'ops/sre-approval' is closed (Gate closed by default; listed by PropagationPolicy shop/web)"}},
+		{"missing gate",
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{{Ref: "ops/typo", ListedBy: "PropagationPolicy shop/web"}}},
+			[]string{"gate 'ops/typo' does not exist (listed by PropagationPolicy shop/web); create it, or remove it from annotation gating.federator.dev/gates"}},
 		{"dispatching",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)},
 			[]string{"spec.suspension.dispatching of PropagationPolicy shop/web", "set it to false"}},
@@ -195,5 +232,26 @@ func TestSummaryAndNotes(t *testing.T) {
 				t.Errorf("Notes = %q, want %q", got, tc.notes)
 			}
 		})
+	}
+}
+
+func TestParseGates(t *testing.T) {
+	cases := []struct {
+		value, namespace string
+		want             []Gate
+	}{
+		{"", "shop", nil},
+		{"approval", "shop", []Gate{{Ref: "shop/approval", ListedBy: "x"}}},
+		{" ops/approval , window ", "shop", []Gate{{Ref: "ops/approval", ListedBy: "x"}, {Ref: "shop/window", ListedBy: "x"}}},
+		{"approval", "", []Gate{{Ref: "approval", ListedBy: "x",
+			Problem: "gate 'approval' in annotation gating.federator.dev/gates needs a namespace: write namespace/approval"}}},
+		{"a/b/c,/x", "shop", []Gate{
+			{Ref: "a/b/c", ListedBy: "x", Problem: "gate 'a/b/c' in annotation gating.federator.dev/gates is not name or namespace/name"},
+			{Ref: "/x", ListedBy: "x", Problem: "gate '/x' in annotation gating.federator.dev/gates is not name or namespace/name"}}},
+	}
+	for _, tc := range cases {
+		if got := ParseGates(tc.value, tc.namespace, "x"); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseGates(%q, %q) = %+v, want %+v", tc.value, tc.namespace, got, tc.want)
+		}
 	}
 }

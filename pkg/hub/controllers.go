@@ -11,6 +11,7 @@ import (
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
 	"github.com/federator-dev/federator/pkg/dispatch"
+	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/namespacesync"
 )
 
@@ -50,6 +51,10 @@ var Controllers = []Controller{
 	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return clusterstatus.Setup(mgr, d.memberConfig, d.options.ClusterStatusInterval)
+		}},
+	{Name: "gate", What: "Gate status: opened or closed, why, until when",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return gate.SetupWithManager(mgr, gate.Options{Workers: d.options.Workers})
 		}},
 	{Name: "namespace", What: "hub namespaces to every member",
 		setup: func(mgr ctrl.Manager, d deps) error {

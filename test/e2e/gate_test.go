@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+)
+
+var _ = Describe("gates", func() {
+	gateOpened := func(ns, name string) *metav1.Condition {
+		g := &gatingv1alpha1.Gate{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, g); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(g.Status.Conditions, "Opened")
+	}
+	request := func(ns, name, action string) {
+		GinkgoHelper()
+		patch := fmt.Sprintf(`{"metadata": {"annotations": {"%s.gate.federator.dev/requestedAt": %q}}}`,
+			action, time.Now().UTC().Format(time.RFC3339))
+		Expect(hubClient.Patch(ctx, &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+			client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	}
+	approved := func(ns, name string) *metav1.Condition {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-deployment"}, rb); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(rb.Status.Conditions, "Approved")
+	}
+	gated := func(ns, name, gates string) {
+		GinkgoHelper()
+		deployment(ns, name, "nginx:1.25")
+		Expect(apply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s, annotations: {gating.federator.dev/gates: %[3]q}}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+`, ns, name, gates)).To(Succeed())
+	}
+
+	It("hold a policy's template on every cluster until approved, and again once the window closes the gate", func() {
+		const ns = "gate-approval"
+		namespace(ns)
+		Expect(apply(`
+apiVersion: gating.federator.dev/v1alpha1
+kind: Gate
+metadata: {name: sre-approval, namespace: %s}
+spec: {default: closed}
+`, ns)).To(Succeed())
+		recorders := map[string]*imageRecorder{}
+		for m := range members {
+			recorders[m] = recordImages(m, ns, "web")
+		}
+		gated(ns, "web", "sre-approval")
+
+		By("holding every Work with GateClosed, saying so on the binding and the template")
+		Eventually(func() *metav1.Condition { return gateOpened(ns, "sre-approval") }).Should(And(
+			Not(BeNil()), HaveField("Status", metav1.ConditionFalse), HaveField("Message", "Gate closed by default")))
+		for m := range members {
+			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, "web") }).Should(And(
+				Not(BeNil()), HaveField("Reason", "GateClosed"),
+				HaveField("Message", ContainSubstring("waiting approval, gate 'gate-approval/sre-approval' is closed"))), m)
+		}
+		Eventually(func() *metav1.Condition { return approved(ns, "web") }).Should(And(Not(BeNil()),
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "GateClosed"),
+			HaveField("Message", ContainSubstring("waiting approval, gate 'gate-approval/sre-approval' is closed"))))
+		Eventually(func() []string { return templateEvents(ns, "Deployment", "web") }).Should(ContainElement(
+			"DispatchingSuspended: dispatching suspended to every cluster (policy gate-approval/web): gate 'gate-approval/sre-approval' is closed"))
+
+		By("opening the gate: dispatched at once")
+		request(ns, "sre-approval", "open")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(everywhere("nginx:1.25")))
+		Eventually(func() *metav1.Condition { return approved(ns, "web") }).Should(HaveField("Status", metav1.ConditionTrue))
+
+		By("giving the gate a 3s window and opening it again: it closes by itself, and the next change waits")
+		Expect(hubClient.Patch(ctx, &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sre-approval"}},
+			client.RawPatch(types.MergePatchType, []byte(`{"spec": {"window": "3s"}}`)))).To(Succeed())
+		time.Sleep(time.Second) // the new request must be newer than the last, at a second's precision
+		request(ns, "sre-approval", "open")
+		Eventually(func() *metav1.Condition { return gateOpened(ns, "sre-approval") }).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Message", HavePrefix("Gate scheduled for closing at "))))
+		Eventually(func() *metav1.Condition { return gateOpened(ns, "sre-approval") }, "20s").Should(And(
+			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "Default")))
+		for m := range members {
+			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, "web") }).Should(HaveField("Reason", "GateClosed"), m)
+		}
+		setImage(ns, "web", "nginx:1.27")
+		Eventually(func() string { return workImage("member1", ns, "web") }).Should(Equal("nginx:1.27"))
+
+		By("deleting the template under the closed gate: gone from every member")
+		Expect(hubClient.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}})).To(Succeed())
+		for m := range members {
+			Eventually(func() bool {
+				err := members[m].Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &appsv1.Deployment{})
+				return apierrors.IsNotFound(err)
+			}).Should(BeTrue(), m)
+			Expect(recorders[m].seen()).NotTo(ContainElement("nginx:1.27"), "%s stored the change made while the gate was closed", m)
+		}
+	})
+
+	It("hold only the cluster that lists a gate, and a missing gate holds until it exists", func() {
+		const ns = "gate-cluster"
+		namespace(ns)
+		cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}}
+		setClusterGates := func(v string) {
+			GinkgoHelper()
+			value := "null"
+			if v != "" {
+				value = fmt.Sprintf("%q", v)
+			}
+			Expect(hubClient.Patch(ctx, cluster, client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata": {"annotations": {"gating.federator.dev/gates": `+value+`}}}`)))).To(Succeed())
+		}
+		setClusterGates(ns + "/maintenance")
+		DeferCleanup(func() { setClusterGates("") })
+		onMember3 := recordImages("member3", ns, "web")
+		deployment(ns, "web", "nginx:1.25")
+		propagationPolicy(ns, "web", "")
+
+		By("holding member3 only, saying the gate is missing")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(
+			map[string]string{"member1": "nginx:1.25", "member2": "nginx:1.25", "member3": ""}))
+		Eventually(func() *metav1.Condition { return dispatching("member3", "Deployment", ns, "web") }).Should(And(
+			Not(BeNil()), HaveField("Reason", "GateClosed"),
+			HaveField("Message", ContainSubstring("gate 'gate-cluster/maintenance' does not exist (listed by Cluster member3)"))))
+
+		By("creating the gate opened: member3 gets it")
+		Expect(apply(`
+apiVersion: gating.federator.dev/v1alpha1
+kind: Gate
+metadata: {name: maintenance, namespace: %s}
+spec: {default: opened}
+`, ns)).To(Succeed())
+		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(everywhere("nginx:1.25")))
+
+		By("closing it: member3 waits for the next change, the others get it")
+		request(ns, "maintenance", "close")
+		Eventually(func() *metav1.Condition { return dispatching("member3", "Deployment", ns, "web") }).Should(HaveField("Reason", "GateClosed"))
+		setImage(ns, "web", "nginx:1.27")
+		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(
+			map[string]string{"member1": "nginx:1.27", "member2": "nginx:1.27", "member3": "nginx:1.25"}))
+		Eventually(func() string { return workImage("member3", ns, "web") }).Should(Equal("nginx:1.27"))
+		Expect(onMember3.seen()).NotTo(ContainElement("nginx:1.27"))
+		Expect(strings.Join(onMember3.seen(), ",")).To(ContainSubstring("nginx:1.25"))
+	})
+})
