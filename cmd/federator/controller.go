@@ -25,6 +25,8 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
 	fs.DurationVar(&o.ClusterStatusInterval, "cluster-status-interval", o.ClusterStatusInterval, "how often member health is probed")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address serving Prometheus metrics ("0" disables)`)
+	fs.StringVar(&o.WebhookAddr, "webhook-bind-address", o.WebhookAddr,
+		`address serving the gate webhook receiver, POST /hooks/gates/{namespace}/{name}/open|close ("0" disables)`)
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
 		"controllers to run: '*' runs all, 'name' enables one, '-name' disables one; names: %s",
 		strings.Join(hub.ControllerNames(), ", ")))

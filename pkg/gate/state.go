@@ -180,7 +180,8 @@ func newestRequest(annotations map[string]string) (*Request, []string) {
 				a.key, v, "2026-11-23T10:00:00Z"))
 			continue
 		}
-		if newest == nil || at.After(newest.At) {
+		// On a tie, close wins: the safe side.
+		if newest == nil || at.After(newest.At) || at.Equal(newest.At) && !a.open {
 			newest = &Request{Open: a.open, At: at}
 		}
 	}

@@ -11,12 +11,14 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/dispatch"
+	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -38,13 +40,15 @@ type Options struct {
 	Controllers []string
 	// Verbosity of the controllers' log: 1 logs every reconcile's outcome.
 	Verbosity int
+	// WebhookAddr serves the gate webhook receiver; "0" disables.
+	WebhookAddr string
 }
 
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
 	return Options{HubQPS: 500, HubBurst: 1000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
-		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0",
+		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}}
 }
 
@@ -98,6 +102,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		}
 		if err := c.setup(mgr, d); err != nil {
 			return fmt.Errorf("controller %s: %w", c.Name, err)
+		}
+	}
+	if o.WebhookAddr != "0" && o.WebhookAddr != "" && enabled["gate"] {
+		if err := mgr.Add(gate.Serve{Addr: o.WebhookAddr, Receiver: &gate.Receiver{Client: mgr.GetClient(),
+			Secrets: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("gate-webhook"), Clock: clock.RealClock{}}}); err != nil {
+			return err
 		}
 	}
 	if ready != nil {

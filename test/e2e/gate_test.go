@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -160,5 +164,46 @@ spec: {default: opened}
 		Eventually(func() string { return workImage("member3", ns, "web") }).Should(Equal("nginx:1.27"))
 		Expect(onMember3.seen()).NotTo(ContainElement("nginx:1.27"))
 		Expect(strings.Join(onMember3.seen(), ",")).To(ContainSubstring("nginx:1.25"))
+	})
+	It("open through the webhook receiver with the right signature, and refuse a wrong one", func() {
+		const ns = "gate-webhook"
+		namespace(ns)
+		Expect(apply(`
+apiVersion: v1
+kind: Secret
+metadata: {name: hook, namespace: %[1]s}
+stringData: {token: s3cret}
+---
+apiVersion: gating.federator.dev/v1alpha1
+kind: Gate
+metadata: {name: release, namespace: %[1]s}
+spec: {default: closed, secretRef: {name: hook}}
+`, ns)).To(Succeed())
+		Eventually(func() *metav1.Condition { return gateOpened(ns, "release") }).Should(HaveField("Status", metav1.ConditionFalse))
+		post := func(body, signature string) int {
+			GinkgoHelper()
+			req, err := http.NewRequest(http.MethodPost, "http://"+webhookAddr+"/hooks/gates/"+ns+"/release/open", strings.NewReader(body))
+			Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("X-Signature-256", signature)
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			_ = resp.Body.Close()
+			return resp.StatusCode
+		}
+		mac := hmac.New(sha256.New, []byte("s3cret"))
+		mac.Write([]byte(`{"ticket":"CHG-1"}`))
+		good := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+
+		Expect(post(`{"ticket":"CHG-2"}`, good)).To(Equal(http.StatusUnauthorized), "a signature of another body")
+		// The receiver writes the request before it answers: a refused call
+		// left none.
+		g := &gatingv1alpha1.Gate{}
+		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "release"}, g)).To(Succeed())
+		Expect(g.Annotations).NotTo(HaveKey("open.gate.federator.dev/requestedAt"))
+		Expect(post(`{"ticket":"CHG-1"}`, good)).To(Equal(http.StatusAccepted))
+		Eventually(func() *metav1.Condition { return gateOpened(ns, "release") }).Should(And(
+			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "OpenRequested")))
+		Eventually(func() []string { return templateEvents(ns, "Gate", "release") }).Should(ContainElement(
+			HavePrefix("WebhookRequest: open requested at ")))
 	})
 })

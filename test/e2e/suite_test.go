@@ -37,6 +37,8 @@ var (
 	binDir    string
 	// metricsAddr serves the controllers' Prometheus metrics.
 	metricsAddr string
+	// webhookAddr serves the gate webhook receiver.
+	webhookAddr string
 	// controllersLog is where the controllers under test log.
 	controllersLog string
 )
@@ -103,6 +105,8 @@ var _ = BeforeSuite(func() {
 	o.ClusterStatusInterval = time.Second
 	metricsAddr = freeAddress()
 	o.MetricsAddr = metricsAddr
+	webhookAddr = freeAddress()
+	o.WebhookAddr = webhookAddr
 	go func() { hubDone <- hub.Run(ctx, theFleet.Hub.Config, o, func() { close(ready) }) }()
 	Eventually(ready).Should(BeClosed())
 })
