@@ -26,7 +26,7 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 	}
 	holdMessage := func(member, name string) string {
 		for _, w := range worksOf(member) {
-			if w.Annotations["resourcebinding.karmada.io/name"] == name+"-deployment" {
+			if w.Annotations["resourcebinding.karmada.io/namespace"] == ns && w.Annotations["resourcebinding.karmada.io/name"] == name+"-deployment" {
 				return w.Annotations["work.federator.dev/hold-message"]
 			}
 		}
