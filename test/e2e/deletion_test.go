@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("deleting a template while suspended", func() {
@@ -18,7 +20,7 @@ var _ = Describe("deleting a template while suspended", func() {
 	It("removes it from every member: deletion is never held", func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "  suspension: {dispatchingOnClusters: {clusterNames: [member2]}}\n")
+		propagationPolicy(ns, name, framework.SuspendClusters("member2"))
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 		Eventually(func() string { return memberImage("member3", ns, name) }).Should(Equal("nginx:1.25"))
 

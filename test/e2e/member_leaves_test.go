@@ -44,7 +44,7 @@ var _ = Describe("a member that leaves and rejoins", func() {
 		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
 
 		By("deleting the member3 Cluster: its Works go, and federator stops watching it")
-		member3 := theFleet.Member("member3")
+		member3 := env.Fleet.Member("member3")
 		rejoined := false
 		DeferCleanup(func() {
 			if !rejoined {

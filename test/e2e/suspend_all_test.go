@@ -16,7 +16,7 @@ var _ = Describe("suspend dispatching to all clusters", func() {
 	It("holds a template change from every member and releases it on resume", func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
+		propagationPolicy(ns, name, nil)
 		By("propagating to every member while not suspended")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(
 			map[string]string{"member1": "nginx:1.25", "member2": "nginx:1.25", "member3": "nginx:1.25"}))

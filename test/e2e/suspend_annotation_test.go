@@ -28,7 +28,7 @@ var _ = Describe("the propagation.federator.dev/suspended annotation", func() {
 		namespace(ns)
 		for _, name := range []string{"web", "api"} {
 			deployment(ns, name, "nginx:1.25")
-			propagationPolicy(ns, name, "")
+			propagationPolicy(ns, name, nil)
 		}
 		for _, name := range []string{"web", "api"} {
 			Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")), name)
