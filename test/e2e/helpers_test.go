@@ -135,6 +135,16 @@ func recordMember(member string, obj client.Object) *framework.Recorder {
 	return r
 }
 
+// recordHub starts recording every version of obj the hub stores, until
+// the end of the spec.
+func recordHub(obj client.Object) *framework.Recorder {
+	GinkgoHelper()
+	r, err := env.RecordHub(ctx, obj)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(r.Stop)
+	return r
+}
+
 // recordEverywhere is recordMember in every member, by member name.
 func recordEverywhere(obj client.Object) map[string]*framework.Recorder {
 	GinkgoHelper()
@@ -168,6 +178,16 @@ func mark(r *framework.Recorder) framework.Mark {
 	m, err := r.Mark(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	return m
+}
+
+// markEverywhere is mark for each recorder, by member name.
+func markEverywhere(recorders map[string]*framework.Recorder) map[string]framework.Mark {
+	GinkgoHelper()
+	out := map[string]framework.Mark{}
+	for m, r := range recorders {
+		out[m] = mark(r)
+	}
+	return out
 }
 
 // recordedSoFar is field of every version each recorder has seen so far,
