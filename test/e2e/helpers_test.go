@@ -240,6 +240,19 @@ func templateEvents(ns, kind, name string) []string {
 	return out
 }
 
+// eventCount is how many times an Event with reason and message was sent
+// about a hub object: a repeat of the same Event is stored once with its
+// count raised, so a test that needs a new one compares counts.
+func eventCount(ns, kind, name, reason, message string) int32 {
+	var n int32
+	for _, e := range hubEvents(ns, kind, name) {
+		if e.Reason == reason && e.Message == message {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
+}
+
 // reportReady plays a member's deployment controller: all replicas of the
 // Deployment ns/name in member are ready.
 func reportReady(member, ns, name string) {
