@@ -3,18 +3,23 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"sync"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
 	"github.com/federator-dev/federator/test/framework"
 )
@@ -279,4 +284,46 @@ func workReadyReplicas(member, ns, name string) int32 {
 // current generation.
 func appliedCurrent(member, kind, ns, name string) error {
 	return env.AppliedCurrent(ctx, member, kind, ns, name)
+}
+
+// separateFleet starts a fleet for one spec beside the suite's, stopped
+// after the spec: a bare hub (no CRDs: `federator controller` installs
+// them), members member1..n, and kube-controller-manager in every cluster
+// when withControllerManager. It returns the fleet and a hub client.
+func separateFleet(n int, withControllerManager bool) (*fleet.Fleet, client.Client) {
+	GinkgoHelper()
+	f, err := fleet.Start(ctx, fleet.Options{Dir: GinkgoT().TempDir(), Members: n, BinDir: binDir,
+		ControllerManager: withControllerManager, Log: GinkgoWriter})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(f.Stop)
+	hub, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return f, hub
+}
+
+// runController runs `federator controller` against f's hub, as a
+// process of its own (the suite's controllers already run in this one),
+// until the end of the spec; it returns once the controllers run.
+func runController(f *fleet.Fleet) *gexec.Session {
+	GinkgoHelper()
+	session, err := gexec.Start(exec.Command(federatorBinary(), "controller", "--kubeconfig", f.Hub.KubeconfigPath),
+		GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait("10s") })
+	Eventually(session.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
+	return session
+}
+
+// joinMembers registers f's members with hub, as `karmadactl join` does,
+// and returns a client of each, by name.
+func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
+	GinkgoHelper()
+	out := map[string]client.Client{}
+	for _, m := range f.Members {
+		Expect(membership.Register(ctx, hub, m.Name, m.Config)).To(Succeed())
+		c, err := client.New(m.Config, client.Options{Scheme: policy.NewScheme()})
+		Expect(err).NotTo(HaveOccurred())
+		out[m.Name] = c
+	}
+	return out
 }
