@@ -224,33 +224,44 @@ func federatorBinary() string {
 var _ = AfterSuite(gexec.CleanupBuildArtifacts)
 
 // hubEvents lists the Events on a hub object.
-func hubEvents(ns, kind, name string) []corev1.Event {
+func hubEvents(ns, kind, name string) ([]corev1.Event, error) {
 	events := &corev1.EventList{}
-	Expect(hubClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+	if err := hubClient.List(ctx, events, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
 	var out []corev1.Event
 	for _, e := range events.Items {
 		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
 			out = append(out, e)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // templateEvents lists "reason: message" of the Events on a hub object.
 func templateEvents(ns, kind, name string) []string {
+	events, err := hubEvents(ns, kind, name)
+	if err != nil {
+		return []string{err.Error()}
+	}
 	var out []string
-	for _, e := range hubEvents(ns, kind, name) {
+	for _, e := range events {
 		out = append(out, e.Reason+": "+e.Message)
 	}
 	return out
 }
 
 // eventCount is how many times an Event with reason and message was sent
-// about a hub object: a repeat of the same Event is stored once with its
-// count raised, so a test that needs a new one compares counts.
+// about a hub object, -1 when the Events cannot be read. A repeat of the
+// same Event is stored once with its count raised, so a test that needs a
+// new one compares counts.
 func eventCount(ns, kind, name, reason, message string) int32 {
+	events, err := hubEvents(ns, kind, name)
+	if err != nil {
+		return -1
+	}
 	var n int32
-	for _, e := range hubEvents(ns, kind, name) {
+	for _, e := range events {
 		if e.Reason == reason && e.Message == message {
 			n += max(e.Count, 1)
 		}
