@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,11 @@ func JSONPath(template string) Field {
 		jp, _ := parse()
 		var out bytes.Buffer
 		if err := jp.Execute(&out, u.Object); err != nil {
+			// Missing keys read as nothing; so does an index past the end
+			// of a list, which AllowMissingKeys does not cover.
+			if strings.HasPrefix(err.Error(), "array index out of bounds") {
+				return ""
+			}
 			return "error: " + err.Error()
 		}
 		return out.String()
