@@ -3,36 +3,35 @@ package e2e
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("bad input", func() {
 	It("refuses suspension.dispatching together with dispatchingOnClusters, and no member changes", func() {
 		const ns, name = "bad-suspension", "web"
 		propagatedEverywhere(ns, name)
-		memberVersions := func() map[string]string {
-			out := map[string]string{}
-			for m := range members {
-				out[m] = memberResourceVersion(m, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-			}
-			return out
-		}
-		versions := memberVersions()
+		recorders := recordEverywhere(deploymentRef(ns, name))
 
-		err := applyPropagationPolicy(ns, name, `  suspension:
-    dispatching: true
-    dispatchingOnClusters: {clusterNames: [member2]}
-`)
+		refused := &policyv1alpha1.Suspension{Dispatching: ptr.To(true),
+			DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member2"}}}
+		err := applyPropagationPolicy(ns, name, refused)
 		Expect(err).To(MatchError(ContainSubstring("spec.suspension: Invalid value: suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames")))
 
 		pp := &policyv1alpha1.PropagationPolicy{}
 		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp)).To(Succeed())
 		Expect(pp.Spec.Suspension).To(BeNil(), "the refused change is not stored")
-		Consistently(memberVersions, "2s").Should(Equal(versions), "no member object is written")
+		// Time for a write the refusal should have prevented to happen.
+		Consistently(func() map[string][]string { return recordedSoFar(recorders, framework.Image) }, "2s").Should(
+			Equal(map[string][]string{"member1": {"nginx:1.25"}, "member2": {"nginx:1.25"}, "member3": {"nginx:1.25"}}))
+		for m, r := range recorders {
+			Expect(r.History(0, mark(r), framework.Image)).To(Equal([]string{"EXISTING nginx:1.25"}),
+				"no object in %s is written", m)
+		}
 		setImage(ns, name, "nginx:1.27")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.27")),
 			"the policy still works as it was")

@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("policy claims", func() {
@@ -45,8 +47,11 @@ spec:
 	}
 
 	It("keep a template with its policy until that policy lets go, as Karmada does", func() {
+		claim := framework.JSONPath(`{.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
 		namespace(ns)
+		member2 := recordMember("member2", deploymentRef(ns, name))
 		deployment(ns, name, "nginx:1.25")
+		template := recordHub(deploymentRef(ns, name))
 		claimPolicy("broad", "", "member1")
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 		Expect(claimedBy()).To(Equal("broad"))
@@ -54,8 +59,10 @@ spec:
 
 		By("a more specific policy appearing does not take the template over")
 		claimPolicy("exact", name, "member2")
-		Consistently(claimedBy, "3s").Should(Equal("broad"))
-		Expect(memberImage("member2", ns, name)).To(BeEmpty())
+		// Time for the detector to weigh the new policy.
+		Consistently(func() []string { return template.Values(claim) }, "3s").ShouldNot(ContainElement("exact"))
+		broadDeleted := mark(template)
+		Expect(storedBefore(member2, mark(member2), framework.Image)).To(BeEmpty(), "member2 is placed only by the policy that lost")
 
 		By("deleting the claiming policy hands the template to the next one")
 		Expect(hubClient.Delete(ctx, &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broad"}})).To(Succeed())
@@ -66,11 +73,18 @@ spec:
 
 		By("narrowing the claiming policy so it no longer selects the template hands it over too")
 		claimPolicy("broad", "", "member1")
-		Consistently(claimedBy, "2s").Should(Equal("exact"))
+		Consistently(func() []string { return template.ValuesBetween(broadDeleted, template.End(), claim) }, "2s").ShouldNot(
+			ContainElement("broad"))
+		exactNarrowed := mark(template)
 		claimPolicy("exact", "another", "member2")
 		Eventually(claimedBy).Should(Equal("broad"))
 		Eventually(bindingPolicy).Should(Equal("broad"))
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 		Eventually(func() string { return memberImage("member2", ns, name) }).Should(BeEmpty(), "member2 is no longer placed")
+
+		Expect(storedBefore(template, broadDeleted, claim)).To(HaveEach(BeElementOf("", "broad")),
+			"claimed by nothing but broad while broad existed")
+		Expect(template.ValuesBetween(broadDeleted, exactNarrowed, claim)).NotTo(ContainElement("broad"),
+			"broad took the template back while exact still selected it")
 	})
 })

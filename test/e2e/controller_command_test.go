@@ -1,21 +1,16 @@
 package e2e
 
 import (
-	"context"
 	"os/exec"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/config/crds"
-	"github.com/federator-dev/federator/pkg/fleet"
-	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
@@ -24,27 +19,15 @@ import (
 var _ = Describe("federator controller", func() {
 	It("propagates from an existing hub to the members registered there, and stops on SIGTERM", func() {
 		// A bare hub: the controller installs the CRDs and admission policies.
-		f, err := fleet.Start(context.Background(), fleet.Options{Dir: GinkgoT().TempDir(), Members: 1, BinDir: binDir,
-			Log: GinkgoWriter})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(f.Stop)
-		hub, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
-		Expect(err).NotTo(HaveOccurred())
-
-		session, err := gexec.Start(exec.Command(federatorBinary(), "controller", "--kubeconfig", f.Hub.KubeconfigPath),
-			GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { session.Kill().Wait("10s") })
-		Eventually(session.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
+		f, hub := separateFleet(1, false)
+		session := runController(f)
 		crdList, err := crds.CRDs()
 		Expect(err).NotTo(HaveOccurred())
 		for _, crd := range crdList {
 			Expect(hub.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})).To(Succeed(), crd.Name)
 		}
 
-		Expect(membership.Register(ctx, hub, "member1", f.Members[0].Config)).To(Succeed())
-		member, err := client.New(f.Members[0].Config, client.Options{Scheme: policy.NewScheme()})
-		Expect(err).NotTo(HaveOccurred())
+		member := joinMembers(f, hub)["member1"]
 
 		Expect(yamldocs.Apply(ctx, hub, []byte(`
 apiVersion: v1

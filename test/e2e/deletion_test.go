@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
@@ -10,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("deleting a template while suspended", func() {
@@ -18,7 +22,7 @@ var _ = Describe("deleting a template while suspended", func() {
 	It("removes it from every member: deletion is never held", func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "  suspension: {dispatchingOnClusters: {clusterNames: [member2]}}\n")
+		propagationPolicy(ns, name, framework.SuspendClusters("member2"))
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 		Eventually(func() string { return memberImage("member3", ns, name) }).Should(Equal("nginx:1.25"))
 
@@ -48,14 +52,29 @@ var _ = Describe("deleting a template while suspended", func() {
 		Eventually(func() *metav1.Condition { return dispatching("member1", "Deployment", ns, name) }).Should(
 			HaveField("Reason", "SuspendDispatching"))
 
-		work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{
-			Namespace: names.GenerateExecutionSpaceName("member1"), Name: names.GenerateWorkName("Deployment", name, ns)}}
+		member1 := recordMember("member1", deploymentRef(ns, name))
+		work := &workv1alpha1.Work{}
+		Expect(hubClient.Get(ctx, framework.WorkKey("member1", "Deployment", ns, name), work)).To(Succeed())
+		deletedUID := work.UID
 		Expect(hubClient.Delete(ctx, work)).To(Succeed())
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(BeEmpty())
+
 		By("the binding writes the Work again, still suspended: member1 stays empty until resumed")
-		Eventually(func() *metav1.Condition { return dispatching("member1", "Deployment", ns, name) }).Should(And(
-			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))
-		Consistently(func() string { return memberImage("member1", ns, name) }, "2s").Should(BeEmpty())
+		// The new Work's Dispatching condition is written by the reconcile
+		// that decided to hold it: whatever it wrote is in member1 by then.
+		Eventually(func() error {
+			w, err := env.Work(ctx, "member1", "Deployment", ns, name)
+			if err != nil {
+				return err
+			}
+			if w.UID == deletedUID || framework.DispatchingReason(w) != "SuspendDispatching" {
+				return fmt.Errorf("Work %s (uid %s) is not yet the new, held one: %v", w.Name, w.UID, w.Status.Conditions)
+			}
+			return nil
+		}).Should(Succeed())
+		emptied := []string{"EXISTING nginx:1.25", "DELETED nginx:1.25"}
+		Consistently(func() []string { return member1.History(0, member1.End(), framework.Image) }, "2s").Should(Equal(emptied))
+		Expect(member1.History(0, mark(member1), framework.Image)).To(Equal(emptied), "member1 was written while held")
 		Expect(imagesEverywhere(ns, name)).To(HaveKeyWithValue("member2", "nginx:1.25"))
 		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))

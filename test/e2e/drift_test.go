@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("drift in a member", func() {
@@ -30,8 +32,17 @@ var _ = Describe("drift in a member", func() {
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}}`)
 		Eventually(func() *metav1.Condition { return dispatching("member2", "Deployment", ns, name) }).Should(And(
 			Not(BeNil()), HaveField("Reason", "SuspendDispatching")))
+		member2 := recordMember("member2", deploymentRef(ns, name))
 		editInMember("member2", "nginx:hotfix")
-		Consistently(func() string { return memberImage("member2", ns, name) }, "3s").Should(Equal("nginx:hotfix"))
+		// Status flows back from a suspended member on every change it
+		// watches: once the ready replicas reported after the edit reach
+		// the Work, a reconcile that saw the edit has decided to leave it.
+		reportReady("member2", ns, name)
+		Eventually(func() int32 { return workReadyReplicas("member2", ns, name) }).Should(Equal(int32(2)))
+		handsOff := []string{"EXISTING nginx:1.25", "MODIFIED nginx:hotfix", "MODIFIED nginx:hotfix"}
+		Consistently(func() []string { return member2.History(0, member2.End(), framework.Image) }, "2s").Should(
+			Equal(handsOff), "the edit and the status report, nothing from the hub")
+		Expect(member2.History(0, mark(member2), framework.Image)).To(Equal(handsOff), "the hub wrote to suspended member2")
 
 		By("resuming member2 puts the hub's version back")
 		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)

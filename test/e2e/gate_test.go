@@ -22,6 +22,8 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("gates", func() {
@@ -69,9 +71,9 @@ kind: Gate
 metadata: {name: sre-approval, namespace: %s}
 spec: {default: closed}
 `, ns)).To(Succeed())
-		recorders := map[string]*imageRecorder{}
+		recorders := map[string]*framework.Recorder{}
 		for m := range members {
-			recorders[m] = recordImages(m, ns, "web")
+			recorders[m] = recordMember(m, deploymentRef(ns, "web"))
 		}
 		gated(ns, "web", "sre-approval")
 
@@ -116,7 +118,7 @@ spec: {default: closed}
 				err := members[m].Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &appsv1.Deployment{})
 				return apierrors.IsNotFound(err)
 			}).Should(BeTrue(), m)
-			Expect(recorders[m].seen()).NotTo(ContainElement("nginx:1.27"), "%s stored the change made while the gate was closed", m)
+			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement("nginx:1.27"), "%s stored the change made while the gate was closed", m)
 		}
 	})
 
@@ -135,9 +137,9 @@ spec: {default: closed}
 		}
 		setClusterGates(ns + "/maintenance")
 		DeferCleanup(func() { setClusterGates("") })
-		onMember3 := recordImages("member3", ns, "web")
+		onMember3 := recordMember("member3", deploymentRef(ns, "web"))
 		deployment(ns, "web", "nginx:1.25")
-		propagationPolicy(ns, "web", "")
+		propagationPolicy(ns, "web", nil)
 
 		By("holding member3 only, saying the gate is missing")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(
@@ -162,8 +164,8 @@ spec: {default: opened}
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(
 			map[string]string{"member1": "nginx:1.27", "member2": "nginx:1.27", "member3": "nginx:1.25"}))
 		Eventually(func() string { return workImage("member3", ns, "web") }).Should(Equal("nginx:1.27"))
-		Expect(onMember3.seen()).NotTo(ContainElement("nginx:1.27"))
-		Expect(strings.Join(onMember3.seen(), ",")).To(ContainSubstring("nginx:1.25"))
+		Expect(stored(onMember3, framework.Image)).NotTo(ContainElement("nginx:1.27"))
+		Expect(strings.Join(stored(onMember3, framework.Image), ",")).To(ContainSubstring("nginx:1.25"))
 	})
 	It("open through the webhook receiver with the right signature, and refuse a wrong one", func() {
 		const ns = "gate-webhook"

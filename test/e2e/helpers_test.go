@@ -2,34 +2,37 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
+	"os/exec"
 	"sync"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
-	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/internal/fixture"
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var ctx = context.Background()
 
+// fieldOwner is the suite's field manager for what it applies to the hub.
+const fieldOwner = "e2e"
+
 // apply server-side applies YAML documents to the hub, as `kubectl apply
 // --server-side` would, and returns the first error.
 func apply(yaml string, args ...any) error {
-	return yamldocs.Apply(ctx, hubClient, []byte(fmt.Sprintf(yaml, args...)), client.FieldOwner("e2e"), client.ForceOwnership)
+	return yamldocs.Apply(ctx, hubClient, []byte(fmt.Sprintf(yaml, args...)), client.FieldOwner(fieldOwner), client.ForceOwnership)
 }
 
 func mustApply(yaml string, args ...any) {
@@ -40,12 +43,9 @@ func mustApply(yaml string, args ...any) {
 // namespace creates a hub namespace (propagated to every member) and waits
 // until every member has it.
 func namespace(name string) {
-	mustApply(`{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": %q}}`, name)
-	for m, c := range members {
-		Eventually(func() error {
-			return c.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
-		}).Should(Succeed(), "namespace %s in %s", name, m)
-	}
+	GinkgoHelper()
+	Expect(env.CreateNamespace(ctx, name)).To(Succeed())
+	Eventually(func() error { return env.NamespaceInEveryMember(ctx, name) }).Should(Succeed())
 }
 
 // propagatedEverywhere starts a spec from a propagated Deployment: namespace
@@ -55,115 +55,70 @@ func propagatedEverywhere(ns, name string) {
 	GinkgoHelper()
 	namespace(ns)
 	deployment(ns, name, "nginx:1.25")
-	propagationPolicy(ns, name, "")
+	propagationPolicy(ns, name, nil)
 	Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
 }
 
 func deployment(ns, name, image string) {
-	mustApply(`
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[2]s, namespace: %[1]s, labels: {app: %[2]s}}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: %[2]s}}
-  template:
-    metadata: {labels: {app: %[2]s}}
-    spec: {containers: [{name: app, image: %[3]q}]}
-`, ns, name, image)
+	GinkgoHelper()
+	Expect(framework.Apply(ctx, hubClient, framework.NewDeployment(ns, name, image), fieldOwner)).To(Succeed())
+}
+
+// deploymentRef names the Deployment ns/name, to read or record it.
+func deploymentRef(ns, name string) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
 
 // memberImage is the image of a Deployment in a member, "" when absent.
 func memberImage(member, ns, name string) string {
-	d := &appsv1.Deployment{}
-	if err := members[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ""
-		}
-		return "error: " + err.Error()
-	}
-	return d.Spec.Template.Spec.Containers[0].Image
+	return env.MemberValue(ctx, member, deploymentRef(ns, name), framework.Image)
 }
 
 // workImage is the image a cluster's Work for a Deployment carries: what
 // the hub wants there, dispatched or not.
 func workImage(member, ns, name string) string {
-	w := &workv1alpha1.Work{}
-	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
-	if err := hubClient.Get(ctx, key, w); err != nil {
-		return ""
-	}
-	return fixture.WorkImage(w)
+	return env.WorkValue(ctx, member, "Deployment", ns, name, framework.Image)
 }
 
 // dispatching is the Dispatching condition of a cluster's Work.
 func dispatching(member, kind, ns, name string) *metav1.Condition {
-	return workCondition(member, kind, ns, name, workv1alpha1.WorkDispatching)
+	return env.WorkCondition(ctx, member, kind, ns, name, workv1alpha1.WorkDispatching)
 }
 
 // applied is the Applied condition of a cluster's Work.
 func applied(member, kind, ns, name string) *metav1.Condition {
-	return workCondition(member, kind, ns, name, workv1alpha1.WorkApplied)
-}
-
-func workCondition(member, kind, ns, name, conditionType string) *metav1.Condition {
-	w := &workv1alpha1.Work{}
-	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName(kind, name, ns)}
-	if err := hubClient.Get(ctx, key, w); err != nil {
-		return nil
-	}
-	for i := range w.Status.Conditions {
-		if w.Status.Conditions[i].Type == conditionType {
-			return &w.Status.Conditions[i]
-		}
-	}
-	return nil
+	return env.WorkCondition(ctx, member, kind, ns, name, workv1alpha1.WorkApplied)
 }
 
 // imagesEverywhere is each member's image of a Deployment.
 func imagesEverywhere(ns, name string) map[string]string {
-	out := map[string]string{}
-	for m := range members {
-		out[m] = memberImage(m, ns, name)
-	}
-	return out
+	return env.Images(ctx, ns, name)
 }
 
 // setImage changes a hub Deployment's image, as `kubectl set image` does.
 func setImage(ns, name, image string) {
 	GinkgoHelper()
-	d := &appsv1.Deployment{}
-	Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Spec.Template.Spec.Containers[0].Image = image
-	Expect(hubClient.Patch(ctx, d, patch)).To(Succeed())
+	Expect(framework.SetImage(ctx, hubClient, ns, name, image)).To(Succeed())
 }
 
 // patchPolicy merge-patches a PropagationPolicy, as `kubectl patch --type merge`.
 func patchPolicy(ns, name, mergePatch string) {
 	GinkgoHelper()
-	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	Expect(hubClient.Patch(ctx, pp, client.RawPatch(types.MergePatchType, []byte(mergePatch)))).To(Succeed())
+	Expect(framework.PatchPolicy(ctx, hubClient, ns, name, mergePatch)).To(Succeed())
 }
 
 // propagationPolicy applies a PropagationPolicy selecting one Deployment for
-// member1..member3, with extra spec lines (YAML at two-space indent).
-func propagationPolicy(ns, name, extraSpec string) {
+// member1..member3, with suspension (nil: none).
+func propagationPolicy(ns, name string, suspension *policyv1alpha1.Suspension) {
 	GinkgoHelper()
-	Expect(applyPropagationPolicy(ns, name, extraSpec)).To(Succeed())
+	Expect(applyPropagationPolicy(ns, name, suspension)).To(Succeed())
 }
 
 // applyPropagationPolicy is propagationPolicy for a spec the hub may refuse.
-func applyPropagationPolicy(ns, name, extraSpec string) error {
-	return apply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: %[2]s, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
-  placement:
-    clusterAffinity: {clusterNames: [member1, member2, member3]}
-%[3]s`, ns, name, extraSpec)
+func applyPropagationPolicy(ns, name string, suspension *policyv1alpha1.Suspension) error {
+	pp := framework.NewDeploymentPolicy(ns, name, name, env.MemberNames()...)
+	pp.Spec.Suspension = suspension
+	return framework.Apply(ctx, hubClient, pp, fieldOwner)
 }
 
 // everywhere is a member → value map with the same value for every member.
@@ -175,49 +130,79 @@ func everywhere(v string) map[string]string {
 	return out
 }
 
-// imageRecorder watches one Deployment in one member and records every
-// image it ever had, so a test can say a version never reached a member.
-type imageRecorder struct {
-	mu     sync.Mutex
-	images []string
-	stop   context.CancelFunc
-}
-
-func recordImages(member, ns, name string) *imageRecorder {
+// recordMember starts recording every version of obj (its kind, namespace
+// and name) that member stores, until the end of the spec.
+func recordMember(member string, obj client.Object) *framework.Recorder {
 	GinkgoHelper()
-	r := &imageRecorder{}
-	wctx, cancel := context.WithCancel(ctx)
-	r.stop = cancel
-	w, err := memberCS[member].AppsV1().Deployments(ns).Watch(wctx, metav1.ListOptions{
-		FieldSelector: "metadata.name=" + name})
+	r, err := env.RecordMember(ctx, member, obj)
 	Expect(err).NotTo(HaveOccurred())
-	go func() {
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			if d, ok := ev.Object.(*appsv1.Deployment); ok {
-				r.mu.Lock()
-				r.images = append(r.images, d.Spec.Template.Spec.Containers[0].Image)
-				r.mu.Unlock()
-			}
-		}
-	}()
-	DeferCleanup(cancel)
+	DeferCleanup(r.Stop)
 	return r
 }
 
-func (r *imageRecorder) seen() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.images)
+// recordHub starts recording every version of obj the hub stores, until
+// the end of the spec.
+func recordHub(obj client.Object) *framework.Recorder {
+	GinkgoHelper()
+	r, err := env.RecordHub(ctx, obj)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(r.Stop)
+	return r
 }
 
-// memberResourceVersion is a member object's resourceVersion: it changes on
-// every write, so an unchanged one proves nothing was written.
-func memberResourceVersion(member string, obj client.Object) string {
-	if err := members[member].Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return "error: " + err.Error()
+// recordEverywhere is recordMember in every member, by member name.
+func recordEverywhere(obj client.Object) map[string]*framework.Recorder {
+	GinkgoHelper()
+	out := map[string]*framework.Recorder{}
+	for m := range members {
+		out[m] = recordMember(m, obj)
 	}
-	return obj.GetResourceVersion()
+	return out
+}
+
+// stored is field of every version the recorder saw stored up to now: it
+// waits until the recorder has caught up and fails the spec if its record
+// has a gap, so an absent value means it was never stored.
+func stored(r *framework.Recorder, field framework.Field) []string {
+	GinkgoHelper()
+	return storedBefore(r, mark(r), field)
+}
+
+// storedBefore is field of every version recorded before m; the record
+// must have no gap.
+func storedBefore(r *framework.Recorder, m framework.Mark, field framework.Field) []string {
+	GinkgoHelper()
+	Expect(r.Err()).NotTo(HaveOccurred())
+	return r.ValuesBetween(0, m, field)
+}
+
+// mark is the point the recorder has reached once it caught up with what
+// its cluster stores now.
+func mark(r *framework.Recorder) framework.Mark {
+	GinkgoHelper()
+	m, err := r.Mark(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	return m
+}
+
+// markEverywhere is mark for each recorder, by member name.
+func markEverywhere(recorders map[string]*framework.Recorder) map[string]framework.Mark {
+	GinkgoHelper()
+	out := map[string]framework.Mark{}
+	for m, r := range recorders {
+		out[m] = mark(r)
+	}
+	return out
+}
+
+// recordedSoFar is field of every version each recorder has seen so far,
+// without waiting: for polls while something is held.
+func recordedSoFar(recorders map[string]*framework.Recorder, field framework.Field) map[string][]string {
+	out := map[string][]string{}
+	for m, r := range recorders {
+		out[m] = r.Values(field)
+	}
+	return out
 }
 
 var (
@@ -238,19 +223,50 @@ func federatorBinary() string {
 
 var _ = AfterSuite(gexec.CleanupBuildArtifacts)
 
-// templateEvents lists "reason: message" of the Events on a hub object.
-func templateEvents(ns, kind, name string) []string {
+// hubEvents lists the Events on a hub object.
+func hubEvents(ns, kind, name string) ([]corev1.Event, error) {
 	events := &corev1.EventList{}
 	if err := hubClient.List(ctx, events, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var out []corev1.Event
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// templateEvents lists "reason: message" of the Events on a hub object.
+func templateEvents(ns, kind, name string) []string {
+	events, err := hubEvents(ns, kind, name)
+	if err != nil {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, e := range events.Items {
-		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
-			out = append(out, e.Reason+": "+e.Message)
-		}
+	for _, e := range events {
+		out = append(out, e.Reason+": "+e.Message)
 	}
 	return out
+}
+
+// eventCount is how many times an Event with reason and message was sent
+// about a hub object, -1 when the Events cannot be read. A repeat of the
+// same Event is stored once with its count raised, so a test that needs a
+// new one compares counts.
+func eventCount(ns, kind, name, reason, message string) int32 {
+	events, err := hubEvents(ns, kind, name)
+	if err != nil {
+		return -1
+	}
+	var n int32
+	for _, e := range events {
+		if e.Reason == reason && e.Message == message {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
 }
 
 // reportReady plays a member's deployment controller: all replicas of the
@@ -272,14 +288,53 @@ func reportReady(member, ns, name string) {
 // workReadyReplicas is the ready replicas the Work of Deployment ns/name for
 // member reports from the member; -1 when it reports no status.
 func workReadyReplicas(member, ns, name string) int32 {
-	w := &workv1alpha1.Work{}
-	key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(member), Name: names.GenerateWorkName("Deployment", name, ns)}
-	if err := hubClient.Get(ctx, key, w); err != nil || len(w.Status.ManifestStatuses) == 0 || w.Status.ManifestStatuses[0].Status == nil {
-		return -1
+	return env.WorkReadyReplicas(ctx, member, ns, name)
+}
+
+// appliedCurrent holds once member's Work of kind ns/name is applied at its
+// current generation.
+func appliedCurrent(member, kind, ns, name string) error {
+	return env.AppliedCurrent(ctx, member, kind, ns, name)
+}
+
+// separateFleet starts a fleet for one spec beside the suite's, stopped
+// after the spec: a bare hub (no CRDs: `federator controller` installs
+// them), members member1..n, and kube-controller-manager in every cluster
+// when withControllerManager. It returns the fleet and a hub client.
+func separateFleet(n int, withControllerManager bool) (*fleet.Fleet, client.Client) {
+	GinkgoHelper()
+	f, err := fleet.Start(ctx, fleet.Options{Dir: GinkgoT().TempDir(), Members: n, BinDir: binDir,
+		ControllerManager: withControllerManager, Log: GinkgoWriter})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(f.Stop)
+	hub, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return f, hub
+}
+
+// runController runs `federator controller` against f's hub, as a
+// process of its own (the suite's controllers already run in this one),
+// until the end of the spec; it returns once the controllers run.
+func runController(f *fleet.Fleet) *gexec.Session {
+	GinkgoHelper()
+	session, err := gexec.Start(exec.Command(federatorBinary(), "controller", "--kubeconfig", f.Hub.KubeconfigPath),
+		GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait("10s") })
+	Eventually(session.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
+	return session
+}
+
+// joinMembers registers f's members with hub, as `karmadactl join` does,
+// and returns a client of each, by name.
+func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
+	GinkgoHelper()
+	out := map[string]client.Client{}
+	for _, m := range f.Members {
+		Expect(membership.Register(ctx, hub, m.Name, m.Config)).To(Succeed())
+		c, err := client.New(m.Config, client.Options{Scheme: policy.NewScheme()})
+		Expect(err).NotTo(HaveOccurred())
+		out[m.Name] = c
 	}
-	var s appsv1.DeploymentStatus
-	if err := json.Unmarshal(w.Status.ManifestStatuses[0].Status.Raw, &s); err != nil {
-		return -1
-	}
-	return s.ReadyReplicas
+	return out
 }

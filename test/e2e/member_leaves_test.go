@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // deploymentWatchesRE reads, from a kube-apiserver's metrics, the watches of
@@ -44,7 +45,7 @@ var _ = Describe("a member that leaves and rejoins", func() {
 		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
 
 		By("deleting the member3 Cluster: its Works go, and federator stops watching it")
-		member3 := theFleet.Member("member3")
+		member3 := env.Fleet.Member("member3")
 		rejoined := false
 		DeferCleanup(func() {
 			if !rejoined {
@@ -59,10 +60,17 @@ var _ = Describe("a member that leaves and rejoins", func() {
 		Eventually(func() int { return deploymentWatches("member3") }).Should(Equal(0))
 
 		By("updating the template: the remaining members get it, member3 is left alone")
+		inMember3 := recordMember("member3", deploymentRef(ns, name))
 		setImage(ns, name, "nginx:1.27")
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.27"))
 		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.27"))
-		Consistently(func() string { return memberImage("member3", ns, name) }, "2s").Should(Equal("nginx:1.25"))
+		// Time for a controller that still served member3 to write to it.
+		Consistently(func() []string { return inMember3.Values(framework.Image) }, "2s").Should(Equal([]string{"nginx:1.25"}))
+		Expect(storedBefore(inMember3, mark(inMember3), framework.Image)).To(Equal([]string{"nginx:1.25"}),
+			"member3 was written while it was not a member")
+		// The recorder's watch would count below among the watches that
+		// show federator serves member3 again.
+		inMember3.Stop()
 
 		By("registering member3 again: it gets the latest template, and its status flows back")
 		Expect(membership.Register(ctx, hubClient, "member3", member3.Config)).To(Succeed())

@@ -25,7 +25,7 @@ var _ = Describe("a member outage", func() {
 		Expect(clusterReady("member2")).To(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue)))
 
 		By("stopping member2's API server")
-		member2 := theFleet.Member("member2")
+		member2 := env.Fleet.Member("member2")
 		Expect(member2.StopAPIServer()).To(Succeed())
 		restarted := false
 		DeferCleanup(func() {

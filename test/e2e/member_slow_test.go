@@ -12,7 +12,7 @@ var _ = Describe("a hung member", func() {
 		propagatedEverywhere(ns, name)
 
 		By("freezing member2's API server: connections open, nothing answers")
-		member2 := theFleet.Member("member2")
+		member2 := env.Fleet.Member("member2")
 		Expect(member2.PauseAPIServer()).To(Succeed())
 		resumed := false
 		DeferCleanup(func() {

@@ -6,6 +6,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("metrics", func() {
@@ -24,7 +26,7 @@ var _ = Describe("metrics", func() {
 	It("exposes held Works, member readiness and member writes, prefixed federator_", func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "  suspension: {dispatchingOnClusters: {clusterNames: [member3]}}\n")
+		propagationPolicy(ns, name, framework.SuspendClusters("member3"))
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
 		Eventually(scrape).Should(And(
 			MatchRegexp(`federator_works\{cluster="member3",dispatching="SuspendDispatching"\} [1-9]`),

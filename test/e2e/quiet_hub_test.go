@@ -12,6 +12,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // Every hub write costs: once a rollout has settled, nothing is rewritten,
@@ -22,7 +24,7 @@ var _ = Describe("a settled fleet", func() {
 	It("writes nothing while nothing changes", func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "  suspension: {dispatchingOnClusters: {clusterNames: [member3]}}\n")
+		propagationPolicy(ns, name, framework.SuspendClusters("member3"))
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(
 			map[string]string{"member1": "nginx:1.25", "member2": "nginx:1.25", "member3": ""}))
 		for m := range members {

@@ -20,20 +20,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/config/crds"
-	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
-	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var (
-	theFleet  *fleet.Fleet
+	// env is the suite's fleet and the controllers under test.
+	env       *framework.Env
 	hubClient client.Client
 	members   map[string]client.Client
 	memberCS  map[string]kubernetes.Interface
-	stopHub   context.CancelFunc
-	hubDone   chan error
 	binDir    string
 	// metricsAddr serves the controllers' Prometheus metrics.
 	metricsAddr string
@@ -61,54 +57,25 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	root, err := filepath.Abs("../..")
+	var err error
+	binDir, err = framework.BinDir()
 	Expect(err).NotTo(HaveOccurred())
-	binDir = filepath.Join(root, "bin")
-	if v := os.Getenv("KUBEBUILDER_ASSETS"); v != "" {
-		binDir = v
-	}
 	controllersLog = filepath.Join(GinkgoT().TempDir(), "controllers.log")
 	logFile, err := os.Create(controllersLog)
 	Expect(err).NotTo(HaveOccurred())
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
 
-	crdList, err := crds.CRDs()
-	Expect(err).NotTo(HaveOccurred())
-	theFleet, err = fleet.Start(context.Background(), fleet.Options{
-		Dir: GinkgoT().TempDir(), Members: memberCount, BinDir: binDir, CRDs: crdList, Log: GinkgoWriter})
-	Expect(err).NotTo(HaveOccurred(), "start the fleet (run `make binaries` first)")
-	DeferCleanup(func() {
-		if stopHub != nil {
-			stopHub()
-			Eventually(hubDone).Should(Receive())
-		}
-		Expect(theFleet.Stop()).To(Succeed())
-	})
-
-	hubClient, err = client.New(theFleet.Hub.Config, client.Options{Scheme: policy.NewScheme()})
-	Expect(err).NotTo(HaveOccurred())
-	members = map[string]client.Client{}
-	memberCS = map[string]kubernetes.Interface{}
-	for _, m := range theFleet.Members {
-		Expect(membership.Register(context.Background(), hubClient, m.Name, m.Config)).To(Succeed())
-		members[m.Name], err = client.New(m.Config, client.Options{Scheme: policy.NewScheme()})
-		Expect(err).NotTo(HaveOccurred())
-		memberCS[m.Name], err = kubernetes.NewForConfig(m.Config)
-		Expect(err).NotTo(HaveOccurred())
-	}
-
-	var ctx context.Context
-	ctx, stopHub = context.WithCancel(context.Background())
-	hubDone = make(chan error, 1)
-	ready := make(chan struct{})
 	o := hub.DefaultOptions()
 	o.ClusterStatusInterval = time.Second
 	metricsAddr = freeAddress()
 	o.MetricsAddr = metricsAddr
 	webhookAddr = freeAddress()
 	o.WebhookAddr = webhookAddr
-	go func() { hubDone <- hub.Run(ctx, theFleet.Hub.Config, o, func() { close(ready) }) }()
-	Eventually(ready).Should(BeClosed())
+	env, err = framework.Start(context.Background(), framework.Options{Dir: GinkgoT().TempDir(), Members: memberCount,
+		BinDir: binDir, Log: GinkgoWriter, Controllers: o})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+	hubClient, members, memberCS = env.Hub, env.Members, env.MemberCS
 })
 
 // A failed spec shows what the controllers were doing when it failed.

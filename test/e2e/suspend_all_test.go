@@ -1,25 +1,34 @@
 package e2e
 
 import (
+	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/karmada-io/karmada/pkg/util/names"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("suspend dispatching to all clusters", func() {
 	const ns, name = "suspend-all", "web"
 
+	// workDispatchingEvents counts member1's WorkDispatching events with
+	// message for the Work of the Deployment.
+	workDispatchingEvents := func(message string) int32 {
+		return eventCount(names.GenerateExecutionSpaceName("member1"), "Work",
+			names.GenerateWorkName("Deployment", name, ns), "WorkDispatching", message)
+	}
+	const suspendedMessage, dispatchingMessage = "Work dispatching is in a suspended state.", "Work is being dispatched to member clusters."
+
 	It("holds a template change from every member and releases it on resume", func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
-		propagationPolicy(ns, name, "")
+		propagationPolicy(ns, name, nil)
 		By("propagating to every member while not suspended")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(
 			map[string]string{"member1": "nginx:1.25", "member2": "nginx:1.25", "member3": "nginx:1.25"}))
+		Eventually(func() int32 { return workDispatchingEvents(dispatchingMessage) }).Should(BeNumerically(">=", 1))
+		recorders := recordEverywhere(deploymentRef(ns, name))
 
 		By("suspending all clusters")
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatching": true}}}`)
@@ -28,16 +37,20 @@ var _ = Describe("suspend dispatching to all clusters", func() {
 				Not(BeNil()),
 				HaveField("Status", metav1.ConditionFalse),
 				HaveField("Reason", "SuspendDispatching"),
-				HaveField("Message", "Work dispatching is in a suspended state.")), m)
+				HaveField("Message", suspendedMessage)), m)
 		}
 
-		By("changing the template: every Work carries it, no member gets it")
+		By("changing the template: every Work carries it, no member stores it")
 		setImage(ns, name, "nginx:1.27")
 		for m := range members {
 			Eventually(func() string { return workImage(m, ns, name) }).Should(Equal("nginx:1.27"), m)
 		}
-		Consistently(func() map[string]string { return imagesEverywhere(ns, name) }, "3s").Should(Equal(
-			map[string]string{"member1": "nginx:1.25", "member2": "nginx:1.25", "member3": "nginx:1.25"}))
+		// Time for the dispatchers to act on the changed Works; the
+		// recorders also see a version a poll of the members would miss.
+		Consistently(func() map[string][]string { return recordedSoFar(recorders, framework.Image) }, "3s").Should(
+			HaveEach(Not(ContainElement("nginx:1.27"))))
+		held := markEverywhere(recorders)
+		dispatchedBefore := workDispatchingEvents(dispatchingMessage)
 
 		By("resuming: every member gets the latest template promptly")
 		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
@@ -47,20 +60,15 @@ var _ = Describe("suspend dispatching to all clusters", func() {
 			Expect(dispatching(m, "Deployment", ns, name)).To(And(
 				HaveField("Status", metav1.ConditionTrue),
 				HaveField("Reason", "Dispatching"),
-				HaveField("Message", "Work is being dispatched to member clusters.")), m)
+				HaveField("Message", dispatchingMessage)), m)
+			Expect(storedBefore(recorders[m], held[m], framework.Image)).NotTo(ContainElement("nginx:1.27"),
+				"%s stored the held version before the resume", m)
 		}
 
-		By("recording a WorkDispatching event for the suspension and for the resume")
-		events := &corev1.EventList{}
-		Eventually(func() []string {
-			Expect(hubClient.List(ctx, events, client.InNamespace(names.GenerateExecutionSpaceName("member1")))).To(Succeed())
-			var messages []string
-			for _, e := range events.Items {
-				if e.Reason == "WorkDispatching" && e.InvolvedObject.Name == names.GenerateWorkName("Deployment", name, ns) {
-					messages = append(messages, e.Message)
-				}
-			}
-			return messages
-		}).Should(ContainElements("Work dispatching is in a suspended state.", "Work is being dispatched to member clusters."))
+		By("recording a WorkDispatching event for the suspension and a new one for the resume")
+		Eventually(func() int32 { return workDispatchingEvents(suspendedMessage) }).Should(BeNumerically(">=", 1))
+		// The first dispatch sent the same event: only a raised count is
+		// the resume's own.
+		Eventually(func() int32 { return workDispatchingEvents(dispatchingMessage) }).Should(BeNumerically(">", dispatchedBefore))
 	})
 })

@@ -10,6 +10,8 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation", func() {
@@ -38,11 +40,11 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 		namespace(ns)
 		for _, name := range []string{"web", "api"} {
 			deployment(ns, name, "nginx:1.25")
-			propagationPolicy(ns, name, "")
+			propagationPolicy(ns, name, nil)
 			Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")), name)
 		}
-		webOnMember3 := recordImages("member3", ns, "web")
-		apiOnMember2 := recordImages("member2", ns, "api")
+		webOnMember3 := recordMember("member3", deploymentRef(ns, "web"))
+		apiOnMember2 := recordMember("member2", deploymentRef(ns, "api"))
 		web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
 		apiPolicy := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}
 		Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(apiPolicy), apiPolicy)).To(Succeed())
@@ -75,8 +77,8 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 		Eventually(func() string { return workImage("member2", ns, "api") }).Should(Equal("nginx:1.27"))
 
 		By("removing the annotations releases them")
-		Expect(webOnMember3.seen()).NotTo(ContainElement("nginx:1.27"), "member3 must not get web's new image while held")
-		Expect(apiOnMember2.seen()).NotTo(ContainElement("nginx:1.27"), "member2 must not get api's new image while held")
+		Expect(stored(webOnMember3, framework.Image)).NotTo(ContainElement("nginx:1.27"), "member3 must not get web's new image while held")
+		Expect(stored(apiOnMember2, framework.Image)).NotTo(ContainElement("nginx:1.27"), "member2 must not get api's new image while held")
 		annotateCluster(web, "member3", nil)
 		annotateCluster(apiPolicy, "member2", nil)
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(everywhere("nginx:1.27")))

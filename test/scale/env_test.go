@@ -17,57 +17,36 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/config/crds"
-	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
-	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // memberCount is the number of member clusters every template reaches.
 const memberCount = 2
 
 // env is a running fleet with federator's controllers in this process, and
-// the benchmark's own clients.
+// the benchmark's own clients: Env.Hub is the client for its own writes
+// (templates, policy patches), which ownWrites counts; Env.HubCS and
+// Env.MemberCS read the API servers' /metrics.
 type env struct {
-	fleet *fleet.Fleet
-	// hub is the benchmark's client for its own writes (templates, policy
-	// patches); ownWrites counts them.
-	hub       client.Client
+	*framework.Env
 	ownWrites *atomic.Int64
-	// hubCS reads the hub API server's /metrics.
-	hubCS   kubernetes.Interface
-	members map[string]client.Client
-	// memberCS read the members' /metrics.
-	memberCS map[string]kubernetes.Interface
 	// log receives the controllers' log; it counts error lines.
 	log *errorCountingWriter
 }
 
 // startEnv starts a hub and memberCount members (envtest API servers from
 // bin/ or $KUBEBUILDER_ASSETS), registers the members and runs federator's
-// controllers (pkg/hub.Run, default options) in a goroutine, as the e2e
-// suite does. Everything is stopped in b's cleanup. The controllers run once
-// per process: controller-runtime refuses a second controller of the same
+// controllers (default options) in this process, as the e2e suite does.
+// Everything is stopped in b's cleanup. The controllers run once per
+// process: controller-runtime refuses a second controller of the same
 // name, so every size shares this env.
 func startEnv(b *testing.B) *env {
 	b.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		b.Fatal(err)
-	}
-	binDir := filepath.Join(root, "bin")
-	if v := os.Getenv("KUBEBUILDER_ASSETS"); v != "" {
-		binDir = v
-	}
 	dir := b.TempDir()
 	logFile, err := os.Create(filepath.Join(dir, "controllers.log"))
 	if err != nil {
@@ -76,71 +55,21 @@ func startEnv(b *testing.B) *env {
 	e := &env{log: &errorCountingWriter{w: logFile}, ownWrites: &atomic.Int64{}}
 	ctrl.SetLogger(zap.New(zap.WriteTo(e.log)))
 
-	crdList, err := crds.CRDs()
+	e.Env, err = framework.Start(context.Background(), framework.Options{
+		Dir: filepath.Join(dir, "fleet"), Members: memberCount, Log: logFile, Controllers: hub.DefaultOptions(),
+		WrapHubTransport: func(rt http.RoundTripper) http.RoundTripper { return writeCounter{next: rt, count: e.ownWrites} },
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.fleet, err = fleet.Start(context.Background(), fleet.Options{
-		Dir: filepath.Join(dir, "fleet"), Members: memberCount, BinDir: binDir, CRDs: crdList, Log: logFile})
-	if err != nil {
-		b.Fatalf("start the fleet (run `make binaries` first): %v", err)
-	}
-	hubCtx, stopHub := context.WithCancel(context.Background())
-	hubDone := make(chan error, 1)
-	hubRunning := false
 	b.Cleanup(func() {
-		stopHub()
-		if hubRunning {
-			select {
-			case err := <-hubDone:
-				if err != nil {
-					b.Errorf("controllers: %v", err)
-				}
-			case <-time.After(time.Minute):
-				b.Errorf("controllers did not stop within a minute")
-			}
-		}
 		started := children()
-		if err := e.fleet.Stop(); err != nil {
-			b.Errorf("stop the fleet: %v", err)
+		if err := e.Stop(); err != nil {
+			b.Errorf("stop: %v", err)
 		}
 		_ = logFile.Close()
 		checkStopped(b, started)
 	})
-
-	cfg := rest.CopyConfig(e.fleet.Hub.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return writeCounter{next: rt, count: e.ownWrites} }
-	if e.hub, err = client.New(cfg, client.Options{Scheme: policy.NewScheme()}); err != nil {
-		b.Fatal(err)
-	}
-	if e.hubCS, err = kubernetes.NewForConfig(e.fleet.Hub.Config); err != nil {
-		b.Fatal(err)
-	}
-	e.members = map[string]client.Client{}
-	e.memberCS = map[string]kubernetes.Interface{}
-	for _, m := range e.fleet.Members {
-		if e.memberCS[m.Name], err = kubernetes.NewForConfig(m.Config); err != nil {
-			b.Fatal(err)
-		}
-		if err := membership.Register(context.Background(), e.hub, m.Name, m.Config); err != nil {
-			b.Fatalf("register %s: %v", m.Name, err)
-		}
-		if e.members[m.Name], err = client.New(m.Config, client.Options{Scheme: policy.NewScheme()}); err != nil {
-			b.Fatal(err)
-		}
-	}
-
-	ready := make(chan struct{})
-	hubRunning = true
-	go func() { hubDone <- hub.Run(hubCtx, e.fleet.Hub.Config, hub.DefaultOptions(), func() { close(ready) }) }()
-	select {
-	case <-ready:
-	case err := <-hubDone:
-		hubRunning = false
-		b.Fatalf("controllers stopped before they were ready: %v", err)
-	case <-time.After(2 * time.Minute):
-		b.Fatalf("controllers not ready within 2 minutes")
-	}
 	return e
 }
 

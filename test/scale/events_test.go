@@ -20,7 +20,7 @@ type eventCounts map[eventKey]int
 
 func (e *env) events(ctx context.Context) (eventCounts, error) {
 	list := &corev1.EventList{}
-	if err := e.hub.List(ctx, list); err != nil {
+	if err := e.Hub.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("list hub Events: %w", err)
 	}
 	out := eventCounts{}

@@ -19,6 +19,7 @@ import (
 
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/fixture"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 const (
@@ -89,7 +90,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 		b.Fatalf("create policy: %v", err)
 	}
 	for name := range templates {
-		if err := e.createDeployment(ctx, ns, name, imageV1); err != nil {
+		if err := e.Hub.Create(ctx, framework.NewDeployment(ns, name, imageV1)); err != nil {
 			b.Fatalf("create Deployment %s: %v", name, err)
 		}
 	}
@@ -112,19 +113,19 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	b.Logf("  members: %s", propagation.members())
 
 	// 2. Suspend all → update every template → resume.
-	if err := e.patchPolicy(ctx, ns, `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
+	if err := framework.PatchPolicy(ctx, e.Hub, ns, policyName, `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
 		b.Fatalf("suspend: %v", err)
 	}
 	began = time.Now()
 	e.waitWorks(ctx, b, "every Work held (SuspendDispatching)", ns, n, waitLimit, func(w *workv1alpha1.Work) bool {
-		return dispatchingReason(w) == workkeys.ReasonSuspendDispatching
+		return framework.DispatchingReason(w) == workkeys.ReasonSuspendDispatching
 	})
 	suspended := time.Since(began)
 	afterSuspend := e.quiet(ctx, b, "after suspending")
 
 	began = time.Now()
 	for name := range templates {
-		if err := e.setImage(ctx, ns, name, imageV2); err != nil {
+		if err := framework.SetImage(ctx, e.Hub, ns, name, imageV2); err != nil {
 			b.Fatalf("set image of %s: %v", name, err)
 		}
 	}
@@ -134,7 +135,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	updated := time.Since(began)
 	afterUpdate := e.quiet(ctx, b, "after updating the held templates")
 	// A suspension that leaks is a correctness bug, not a cost: say so.
-	counts, err := e.membersWithImage(ctx, ns, templates, imageV2)
+	counts, err := e.CountImage(ctx, ns, templates, imageV2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 		}
 	}
 
-	if err := e.patchPolicy(ctx, ns, `{"spec":{"suspension":null}}`); err != nil {
+	if err := framework.PatchPolicy(ctx, e.Hub, ns, policyName, `{"spec":{"suspension":null}}`); err != nil {
 		b.Fatalf("resume: %v", err)
 	}
 	began = time.Now()
@@ -240,7 +241,7 @@ func (d delta) members() string {
 func (e *env) read(ctx context.Context, b *testing.B) reading {
 	b.Helper()
 	own := e.ownWrites.Load()
-	w, err := scrapeWrites(ctx, e.hubCS)
+	w, err := scrapeWrites(ctx, e.HubCS)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func (e *env) read(ctx context.Context, b *testing.B) reading {
 		b.Fatal(err)
 	}
 	members := writes{}
-	for m, cs := range e.memberCS {
+	for m, cs := range e.MemberCS {
 		mw, err := scrapeWrites(ctx, cs)
 		if err != nil {
 			b.Fatalf("%s: %v", m, err)
