@@ -187,8 +187,10 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 	if b.spec.Suspension != nil {
 		in.Suspension = &b.spec.Suspension.Suspension
 	}
+	in.KnownClusters = make([]string, 0, len(clusters))
 	for i := range clusters {
 		c := &clusters[i]
+		in.KnownClusters = append(in.KnownClusters, c.Name)
 		if v, ok := c.Annotations[gatingv1alpha1.GatesAnnotation]; ok && slices.Contains(targets, c.Name) {
 			gates, err := r.resolveGates(ctx, hold.ParseGates(v, "", "Cluster "+c.Name))
 			if err != nil {

@@ -47,6 +47,9 @@ type Input struct {
 	Policy Object
 	// Suspension is the policy's spec.suspension as the binding carries it.
 	Suspension *policyv1alpha1.Suspension
+	// KnownClusters are the registered Clusters' names; nil when unknown
+	// (then no check relies on them).
+	KnownClusters []string
 	// PolicyGates are the gates the policy lists: they hold every cluster.
 	PolicyGates []Gate
 	// ClusterGates are, per cluster, the gates its Cluster lists.
@@ -82,6 +85,7 @@ var Checks = []Check{
 	policySuspendedCheck,
 	clusterSuspendedCheck,
 	policySuspensionCheck,
+	unknownSuspendedClusterCheck,
 	gateClosedCheck,
 }
 

@@ -62,8 +62,16 @@ func TestDecide(t *testing.T) {
 		{"dispatchingOnClusters holds only the clusters it lists",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member2", "member3")},
 			map[string][]string{"member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
-		{"dispatchingOnClusters naming no target holds nothing",
+		{"dispatchingOnClusters naming no target holds nothing when the registered clusters are not known",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member9")}, map[string][]string{}},
+		{"dispatchingOnClusters naming a registered cluster that is no target holds nothing",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member9"), KnownClusters: []string{"member1", "member9"}},
+			map[string][]string{}},
+		{"dispatchingOnClusters naming an unregistered cluster (a typo) holds every cluster",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member2", "membr3"),
+				KnownClusters: []string{"member1", "member2", "member3"}},
+			map[string][]string{"member1": {"UnknownSuspendedCluster"}, "member2": {"PolicySuspension", "UnknownSuspendedCluster"},
+				"member3": {"UnknownSuspendedCluster"}}},
 		{"the annotation on the template holds every cluster",
 			Input{Template: template(map[string]string{suspended: "true"}), Policy: policy(nil)},
 			map[string][]string{"member1": {"TemplateSuspended"}, "member2": {"TemplateSuspended"}, "member3": {"TemplateSuspended"}}},
@@ -143,14 +151,14 @@ func TestDecideComposesEveryCombination(t *testing.T) {
 		template(map[string]string{"suspended.propagation.federator.dev/member2": "x"})}
 	policies := []Object{policy(nil), policy(map[string]string{suspended: "why"}), {},
 		policy(map[string]string{"suspended.propagation.federator.dev/member1": "true"})}
-	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1")}
+	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1"), onClusters("typo")}
 	gates := []map[string][]Gate{nil, {"member2": {closedGate}}, {"member1": {openGate}}}
 	clusters := []string{"member1", "member2"}
 	for _, tpl := range templates {
 		for _, pol := range policies {
 			for _, s := range suspensions {
 				for _, g := range gates {
-					in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g}
+					in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g, KnownClusters: clusters}
 					got := Decide(in, clusters, Checks)
 					for _, cluster := range clusters {
 						var want []string
@@ -184,6 +192,9 @@ func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
 		{"per-cluster annotation",
 			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member1": "canary bad"}), Policy: policy(nil)},
 			[]string{`suspended.propagation.federator.dev/member1 on Deployment shop/web ("canary bad")`, "remove the annotation to resume"}},
+		{"unknown cluster in the suspension list",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("membr3"), KnownClusters: []string{"member1", "member3"}},
+			[]string{"spec.suspension.dispatchingOnClusters.clusterNames of PropagationPolicy shop/web names 'membr3', which is no registered Cluster; every cluster is held until the name is fixed or such a cluster joins"}},
 		{"closed gate",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
 			[]string{"waiting approval, gate 'ops/sre-approval' is closed (Gate closed by default; listed by PropagationPolicy shop/web)"}},

@@ -1,7 +1,9 @@
 package hold
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -71,3 +73,37 @@ var clusterSuspendedCheck = Check{Name: "ClusterSuspended", Holds: func(in Input
 	}
 	return Hold{}, false
 }}
+
+// unknownSuspendedClusterCheck: a suspension list naming a cluster that is
+// not registered is most likely a typo of the cluster meant, which would
+// otherwise go unsuspended; every cluster is held until the name is fixed or
+// such a cluster joins (fail safe).
+var unknownSuspendedClusterCheck = Check{Name: "UnknownSuspendedCluster", Holds: func(in Input, _ string) (Hold, bool) {
+	if in.Suspension == nil || in.Suspension.DispatchingOnClusters == nil || in.KnownClusters == nil {
+		return Hold{}, false
+	}
+	var unknown []string
+	for _, name := range in.Suspension.DispatchingOnClusters.ClusterNames {
+		if !slices.Contains(in.KnownClusters, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return Hold{}, false
+	}
+	policy := in.Policy.String()
+	if in.Policy.Kind == "" {
+		policy = "its policy"
+	}
+	return Hold{Reason: workkeys.ReasonSuspendDispatching,
+		Message: fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames of %s names %s, which is no registered Cluster; "+
+			"every cluster is held until the name is fixed or such a cluster joins", policy, quoteAll(unknown))}, true
+}}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return strings.Join(q, ", ")
+}

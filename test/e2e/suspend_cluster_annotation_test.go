@@ -26,14 +26,6 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 		patch := `{"metadata": {"annotations": {"suspended.propagation.federator.dev/` + cluster + `": ` + v + `}}}`
 		Expect(hubClient.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 	}
-	holdMessage := func(member, name string) string {
-		for _, w := range worksOf(member) {
-			if w.Annotations["resourcebinding.karmada.io/namespace"] == ns && w.Annotations["resourcebinding.karmada.io/name"] == name+"-deployment" {
-				return w.Annotations["work.federator.dev/hold-message"]
-			}
-		}
-		return ""
-	}
 	reason := "canary looks bad"
 
 	It("holds one cluster of one template, or of a whole policy, without rolling a generation", func() {
@@ -57,7 +49,7 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 			HaveField("Reason", "SuspendDispatching"))
 		Eventually(func() *metav1.Condition { return dispatching("member2", "Deployment", ns, "api") }).Should(
 			HaveField("Reason", "SuspendDispatching"))
-		Expect(holdMessage("member3", "web")).To(Equal(
+		Expect(holdMessageOf("member3", ns, "web")).To(Equal(
 			`suspended by annotation suspended.propagation.federator.dev/member3 on Deployment suspend-cluster-annotation/web ("canary looks bad"); remove the annotation to resume`))
 		for _, m := range []string{"member1", "member2"} {
 			Expect(dispatching(m, "Deployment", ns, "web")).To(HaveField("Reason", "Dispatching"), m)
@@ -83,17 +75,23 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 		annotateCluster(apiPolicy, "member2", nil)
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(everywhere("nginx:1.27")))
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "api") }).Should(Equal(everywhere("nginx:1.27")))
-		Expect(holdMessage("member3", "web")).To(BeEmpty())
+		Expect(holdMessageOf("member3", ns, "web")).To(BeEmpty())
 	})
 })
 
 func ptrTo(s string) *string { return &s }
 
-// worksOf lists the Works in member's execution namespace.
-func worksOf(member string) []workv1alpha1.Work {
+// holdMessageOf is what the Work of Deployment ns/name for member says
+// holds it (its hold-message annotation), "" when nothing does.
+func holdMessageOf(member, ns, name string) string {
 	works := &workv1alpha1.WorkList{}
 	if err := hubClient.List(ctx, works, client.InNamespace("karmada-es-"+member)); err != nil {
-		return nil
+		return err.Error()
 	}
-	return works.Items
+	for _, w := range works.Items {
+		if w.Annotations["resourcebinding.karmada.io/namespace"] == ns && w.Annotations["resourcebinding.karmada.io/name"] == name+"-deployment" {
+			return w.Annotations["work.federator.dev/hold-message"]
+		}
+	}
+	return ""
 }
