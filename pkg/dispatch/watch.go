@@ -36,6 +36,8 @@ type memberWatch struct {
 	members    *Members
 	cluster    string
 	controller controller.Controller
+	// newCache builds the member's cache; nil means cache.New.
+	newCache func(*rest.Config, cache.Options) (cache.Cache, error)
 
 	mu       sync.Mutex
 	cache    cache.Cache
@@ -109,9 +111,13 @@ func (w *memberWatch) startCache(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	id := identity(cfg)
-	cfg = rest.CopyConfig(cfg)
+	cfg = w.members.limited(cfg)
 	cfg.Timeout = 0 // watches outlive any request timeout
-	c, err := cache.New(cfg, cache.Options{
+	newCache := w.newCache
+	if newCache == nil {
+		newCache = cache.New
+	}
+	c, err := newCache(cfg, cache.Options{
 		Mapper:               member.RESTMapper(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{workkeys.ManagedLabel: workkeys.ManagedLabelValue}),
 	})
