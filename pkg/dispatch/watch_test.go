@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,12 +84,12 @@ func TestMemberWatchObeysMemberLimits(t *testing.T) {
 		ClientOptions{QPS: 7, Burst: 9})
 	var built *rest.Config
 	refused := errors.New("no cache in this test")
-	w := &memberWatch{members: members, cluster: "member1", controller: unusedController{},
-		watched: map[schema.GroupVersionKind]bool{},
-		newCache: func(cfg *rest.Config, _ cache.Options) (cache.Cache, error) {
-			built = cfg
-			return nil, refused
-		}}
+	w := newMemberWatch(context.Background(), members, "member1")
+	w.controller = unusedController{}
+	w.newCache = func(cfg *rest.Config, _ cache.Options) (cache.Cache, error) {
+		built = cfg
+		return nil, refused
+	}
 
 	err := w.ensure(context.Background(), registered, []schema.GroupVersionKind{{Group: "apps", Version: "v1", Kind: "Deployment"}})
 	if !errors.Is(err, refused) {
@@ -102,5 +103,28 @@ func TestMemberWatchObeysMemberLimits(t *testing.T) {
 	}
 	if registered.QPS != 1000 {
 		t.Errorf("the registration's config was changed in place (QPS %v)", registered.QPS)
+	}
+}
+
+// TestStoppedMemberWatchStaysStopped: a reconcile still in flight when its
+// member left must not start the member's watch again.
+func TestStoppedMemberWatchStaysStopped(t *testing.T) {
+	registered := &rest.Config{Host: "https://member1.example:6443", BearerToken: "token"}
+	members := NewMembers(func(context.Context, string) (*rest.Config, error) { return registered, nil }, ClientOptions{})
+	w := newMemberWatch(context.Background(), members, "member1")
+	w.controller = unusedController{}
+	caches := 0
+	w.newCache = func(*rest.Config, cache.Options) (cache.Cache, error) {
+		caches++
+		return nil, errors.New("no cache in this test")
+	}
+
+	w.stop()
+	err := w.ensure(context.Background(), registered, []schema.GroupVersionKind{{Group: "apps", Version: "v1", Kind: "Deployment"}})
+	if err == nil || !strings.Contains(err.Error(), "member1") {
+		t.Errorf("ensure after stop: got %v, want an error naming the cluster", err)
+	}
+	if caches != 0 {
+		t.Errorf("ensure after stop built %d caches for a member that left", caches)
 	}
 }
