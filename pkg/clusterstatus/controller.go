@@ -1,17 +1,22 @@
 // Package clusterstatus owns the status of registered member Clusters: a
 // Ready condition kept current by probing each member's API server, and
 // status.kubernetesVersion, as Karmada's cluster status controller keeps
-// them. It writes only when something a person reads changed.
+// them. Each member is probed on its own, so one that hangs delays no
+// other's status. It writes only when something a person reads changed.
 package clusterstatus
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -33,27 +38,52 @@ const (
 // ConfigFunc returns how to reach a registered member.
 type ConfigFunc func(ctx context.Context, cluster string) (*rest.Config, error)
 
-// Reconciler probes one Cluster per call and requeues itself every Interval.
+// probeTimeout bounds one probe of one member.
+const probeTimeout = 5 * time.Second
+
+// Reconciler records each Cluster's Ready condition and version from probes
+// of its API server, which run apart from the reconcile (see probes).
 type Reconciler struct {
 	Client   client.Client
-	Config   ConfigFunc
 	Recorder record.EventRecorder
+	// Interval is the pause between a member's probe being recorded and
+	// its next probe.
 	Interval time.Duration
+
+	probes *probes
 }
 
-// Reconcile probes the member's /version and records Ready and the version.
+// NewReconciler returns a Reconciler probing members reached through config,
+// each probe bounded by timeout.
+func NewReconciler(c client.Client, config ConfigFunc, recorder record.EventRecorder, interval, timeout time.Duration) *Reconciler {
+	return &Reconciler{Client: c, Recorder: recorder, Interval: interval,
+		probes: newProbes(timeout, func(ctx context.Context, cluster string) (string, error) {
+			return probe(ctx, config, cluster)
+		})}
+}
+
+// Reconcile records the member's last probe, or starts one when there is
+// none to record; the probe's end brings the Cluster back here.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.probes.forget(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cluster.DeletionTimestamp.IsZero() {
+		r.probes.forget(cluster.Name)
 		return ctrl.Result{}, nil
 	}
-	version, probeErr := r.probe(ctx, cluster.Name)
+	result, probed := r.probes.result(cluster.Name)
+	if !probed {
+		return ctrl.Result{}, r.probes.start(cluster.Name)
+	}
+	version := result.version
 	ready := metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue,
 		Reason: ReasonClusterReady, Message: MessageClusterReady}
-	if probeErr != nil {
+	if result.err != nil {
 		ready = metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse,
 			Reason: ReasonClusterNotReachable, Message: MessageClusterNotReachable}
 		version = cluster.Status.KubernetesVersion
@@ -66,11 +96,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	meta.SetStatusCondition(&cluster.Status.Conditions, ready)
 	cluster.Status.KubernetesVersion = version
 	if err := r.Client.Status().Update(ctx, cluster); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, err // the retry probes again
 	}
 	if changed {
 		eventType := corev1.EventTypeNormal
-		if probeErr != nil {
+		if result.err != nil {
 			eventType = corev1.EventTypeWarning
 		}
 		r.Recorder.Event(cluster, eventType, ready.Reason, ready.Message)
@@ -78,31 +108,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.Interval}, nil
 }
 
-func (r *Reconciler) probe(ctx context.Context, name string) (string, error) {
-	cfg, err := r.Config(ctx, name)
+// probe reads the member's /version.
+func probe(ctx context.Context, config ConfigFunc, name string) (string, error) {
+	cfg, err := config(ctx, name)
 	if err != nil {
 		return "", err
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = 5 * time.Second
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return "", err
 	}
-	v, err := dc.ServerVersion()
+	// ServerVersion takes no context: ask for /version as it does, so the
+	// probe ends with its own timeout or when the controller stops.
+	raw, err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
 		return "", err
 	}
-	return v.GitVersion, nil
+	var info version.Info
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return "", fmt.Errorf("cluster %s: reading its /version: %w", name, err)
+	}
+	return info.GitVersion, nil
 }
 
 // Setup registers the controller.
 func Setup(mgr ctrl.Manager, config ConfigFunc, interval time.Duration) error {
-	r := &Reconciler{Client: mgr.GetClient(), Config: config, Interval: interval,
-		Recorder: mgr.GetEventRecorderFor("cluster-status-controller")}
+	r := NewReconciler(mgr.GetClient(), config, mgr.GetEventRecorderFor("cluster-status-controller"), interval, probeTimeout)
+	if err := mgr.Add(r.probes); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("clusterstatus").
 		// Status writes do not retrigger a probe; RequeueAfter paces them.
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(r.probes.source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 }

@@ -9,6 +9,7 @@ import (
 
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,7 +59,9 @@ func writeDecision(desired, existing *unstructured.Unstructured, hash, cluster s
 
 // contains reports whether have holds everything want sets: maps may carry
 // more keys (defaults, other managers' fields), lists must match item by
-// item. What the hash cannot see — an edit made in the member — shows here.
+// item, and a quantity may come back in the API server's spelling (see
+// canonicalQuantity). What the hash cannot see — an edit made in the
+// member — shows here.
 func contains(have, want any) bool {
 	switch w := want.(type) {
 	case map[string]any:
@@ -90,11 +93,31 @@ func contains(have, want any) bool {
 			}
 		}
 		return true
+	case string:
+		return have == w || canonicalQuantity(have, w)
 	case int64, float64, int32, int:
+		if _, ok := have.(string); ok {
+			return canonicalQuantity(have, fmt.Sprint(w))
+		}
 		return numeric(have) == numeric(want)
 	default:
 		return have == want
 	}
+}
+
+// canonicalQuantity reports whether have is the API server's spelling of the
+// quantity want: the server stores a resource.Quantity field (cpu: 0.5,
+// memory: 1024Mi) and returns it canonical (500m, 1Gi), so a manifest that
+// spells it otherwise would look drifted on every reconcile and be
+// rewritten. Only the exact canonical string counts: a plain string field
+// that happens to parse as a number ("1.10" edited to "1.1") is still drift.
+func canonicalQuantity(have any, want string) bool {
+	h, ok := have.(string)
+	if !ok {
+		return false
+	}
+	q, err := resource.ParseQuantity(want)
+	return err == nil && q.String() == h
 }
 
 func numeric(v any) any {

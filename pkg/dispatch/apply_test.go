@@ -25,6 +25,13 @@ func withExtra(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return u
 }
 
+// withResources gives u a container with cpu and memory limits.
+func withResources(u *unstructured.Unstructured, cpu, memory string) *unstructured.Unstructured {
+	u.Object["spec"] = map[string]any{"containers": []any{map[string]any{"name": "app",
+		"resources": map[string]any{"limits": map[string]any{"cpu": cpu, "memory": memory}}}}}
+	return u
+}
+
 func TestContains(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -42,6 +49,14 @@ func TestContains(t *testing.T) {
 		{"lists of other length", []any{"a", "b"}, []any{"a"}, false},
 		{"changed list item", []any{map[string]any{"image": "y"}}, []any{map[string]any{"image": "x"}}, false},
 		{"type mismatch", "a", map[string]any{}, false},
+		// The member API server returns a quantity in its canonical form.
+		{"cpu 0.5 stored as 500m", "500m", "0.5", true},
+		{"cpu 0.5 as a JSON number stored as 500m", "500m", float64(0.5), true},
+		{"cpu 2 as a JSON number stored as 2", "2", int64(2), true},
+		{"memory 1024Mi stored as 1Gi", "1Gi", "1024Mi", true},
+		{"memory 1Gi edited to 2Gi", "2Gi", "1Gi", false},
+		{"cpu 500m edited to 0.5 (not the server's spelling)", "0.5", "500m", false},
+		{"a version string is not a quantity", "1.1", "1.10", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := contains(tc.have, tc.want); got != tc.ok {
@@ -71,6 +86,10 @@ func TestWriteDecision(t *testing.T) {
 			withData(obj(managed, stamped("h1")), "edited"), true, ""},
 		{"managed, same hash, member has extra defaults: not written", withData(obj(nil, abort), "a"),
 			withExtra(withData(obj(managed, stamped("h1")), "a")), false, ""},
+		{"managed, same hash, member spells quantities canonically: not written",
+			withResources(obj(nil, abort), "0.5", "1024Mi"), withResources(obj(managed, stamped("h1")), "500m", "1Gi"), false, ""},
+		{"managed, same hash, member's limit raised: written",
+			withResources(obj(nil, abort), "0.5", "1024Mi"), withResources(obj(managed, stamped("h1")), "500m", "2Gi"), true, ""},
 		{"managed and other hash is written", obj(nil, abort), obj(managed, stamped("h0")), true, ""},
 		{"managed without hash is written", obj(nil, abort), obj(managed, nil), true, ""},
 		{"foreign object with abort is refused", obj(nil, abort), obj(nil, nil), false, "already exists in the cluster member1"},

@@ -2,37 +2,73 @@ package dispatch
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // clusterReconciler gives every registered Cluster its execution namespace
-// (karmada-es-<cluster>) and its own Work controller.
-// When a Cluster is deleted, the member's watches stop and its client is
-// dropped; its Work controller stays, idle, to finish the Works still
-// being deleted and to serve the member again if it rejoins.
+// (karmada-es-<cluster>) and its own Work controller and watch, and stops
+// both when the Cluster is deleted. It is also a manager runnable: member
+// controllers run under the manager's context and are stopped, and waited
+// for, when the manager stops.
 type clusterReconciler struct {
 	mgr     ctrl.Manager
 	members *Members
 
+	started chan struct{} // closed once ctx is set
+
 	mu      sync.Mutex
-	started map[string]*memberWatch
+	ctx     context.Context // the manager's
+	running map[string]*member
+}
+
+// Start holds the manager's context for the member controllers, and stops
+// them all when it ends.
+func (r *clusterReconciler) Start(ctx context.Context) error {
+	r.mu.Lock()
+	r.ctx = ctx
+	r.mu.Unlock()
+	close(r.started)
+	<-ctx.Done()
+	r.mu.Lock()
+	running := r.running
+	r.running = map[string]*member{}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.stop()
+		}()
+	}
+	wg.Wait()
+	return nil
 }
 
 func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.mgr.GetClient().Get(ctx, req.NamespacedName, cluster); apierrors.IsNotFound(err) {
-		r.left(req.Name)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.left(ctx, req.Name)
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -44,35 +80,111 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.started[cluster.Name] != nil {
-		return ctrl.Result{}, nil
-	}
-	watch, err := setupMember(r.mgr, r.members, cluster.Name)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	r.started[cluster.Name] = watch
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, r.join(ctx, cluster.Name)
 }
 
-// left stops watching a member whose Cluster is gone.
-func (r *clusterReconciler) left(cluster string) {
+// join starts the member's Work controller unless it runs.
+func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
+	select {
+	case <-r.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	r.mu.Lock()
-	watch := r.started[cluster]
+	defer r.mu.Unlock()
+	if r.running[cluster] != nil || r.ctx.Err() != nil {
+		return nil
+	}
+	m, err := startMember(r.ctx, r.mgr, r.members, cluster)
+	if err != nil {
+		return fmt.Errorf("cluster %s: starting its Work controller: %w", cluster, err)
+	}
+	r.running[cluster] = m
+	return nil
+}
+
+// left stops the Work controller and watch of a member whose Cluster is
+// gone, forgets its client, and lets go of its Works being deleted.
+//
+// Those Works carry the finalizer that has their objects removed from the
+// member, and once the member's controller is stopped nothing else would
+// remove it: their deletion would hang for good, and so would that of
+// their binding or namespace. Letting go is safe because the member cannot
+// be reached any more (its Cluster, with the endpoint and credentials, is
+// gone), which is what the Work reconciler's own deletion concludes too.
+// It runs only after the controller has stopped, so no reconcile adds the
+// finalizer back; a Work whose deletion starts later comes back here
+// through the Work watch (clusterOfDeletedWork). Works not being deleted keep
+// their finalizer, and are served again if the member rejoins.
+func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
+	r.mu.Lock()
+	m := r.running[cluster]
+	delete(r.running, cluster)
 	r.mu.Unlock()
-	if watch != nil {
-		watch.stop()
+	if m != nil {
+		m.stop()
 	}
 	r.members.Forget(cluster)
+
+	works := &workv1alpha1.WorkList{}
+	if err := r.mgr.GetClient().List(ctx, works, client.InNamespace(names.GenerateExecutionSpaceName(cluster))); err != nil {
+		return err
+	}
+	var errs []error
+	for i := range works.Items {
+		work := &works.Items[i]
+		if work.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
+			continue
+		}
+		patch := client.MergeFrom(work.DeepCopy())
+		controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
+		if err := r.mgr.GetClient().Patch(ctx, work, patch); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("releasing Work %s/%s of cluster %s, which left the federation: %w",
+				work.Namespace, work.Name, cluster, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// clusterOfDeletedWork maps a Work whose deletion waits for its finalizer
+// to its Cluster, unless that member's controller runs (and deletes it).
+func (r *clusterReconciler) clusterOfDeletedWork(_ context.Context, o client.Object) []reconcile.Request {
+	cluster, err := names.GetClusterName(o.GetNamespace())
+	if err != nil {
+		return nil
+	}
+	r.mu.Lock()
+	_, served := r.running[cluster]
+	r.mu.Unlock()
+	if served {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: cluster}}}
+}
+
+// awaitingFinalizer passes Works being deleted that still carry the
+// execution finalizer.
+var awaitingFinalizer = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return awaitsFinalizer(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return awaitsFinalizer(e.ObjectNew) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func awaitsFinalizer(o client.Object) bool {
+	return !o.GetDeletionTimestamp().IsZero() && controllerutil.ContainsFinalizer(o, workkeys.ExecutionFinalizer)
 }
 
 // Setup registers the dispatcher: one Work controller per member Cluster,
-// started as Clusters appear.
+// started as Clusters appear and stopped as they go.
 func Setup(mgr ctrl.Manager, members *Members) error {
-	r := &clusterReconciler{mgr: mgr, members: members, started: map[string]*memberWatch{}}
+	r := &clusterReconciler{mgr: mgr, members: members, started: make(chan struct{}), running: map[string]*member{}}
+	if err := mgr.Add(r); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("dispatch-clusters").
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.clusterOfDeletedWork),
+			builder.WithPredicates(awaitingFinalizer)).
 		Complete(r)
 }

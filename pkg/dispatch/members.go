@@ -67,8 +67,7 @@ func (m *Members) Client(ctx context.Context, cluster string) (client.Client, er
 	if c, ok := m.clients[cluster]; ok && c.identity == identity {
 		return c.client, nil
 	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = m.options.QPS, m.options.Burst
+	cfg = m.limited(cfg)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: build HTTP client: %w", cluster, err)
@@ -79,6 +78,14 @@ func (m *Members) Client(ctx context.Context, cluster string) (client.Client, er
 	}
 	m.clients[cluster] = memberClient{identity: identity, client: c}
 	return c, nil
+}
+
+// limited is a copy of cfg bound by the member client options, for every
+// connection federator opens to a member: requests and watches alike.
+func (m *Members) limited(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = m.options.QPS, m.options.Burst
+	return cfg
 }
 
 func newMemberClient(cfg *rest.Config, httpClient *http.Client) (client.Client, error) {

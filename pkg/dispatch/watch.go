@@ -30,27 +30,40 @@ import (
 // member's status reaches the hub as it changes (suspended or not), and an
 // object deleted in the member is put back. The watch follows the member's
 // registration: it is rebuilt when the member's endpoint or credentials
-// change, and stopped when the member leaves.
+// change, and stopped for good when the member leaves (a member that
+// rejoins gets a new one).
 type memberWatch struct {
-	mgr        ctrl.Manager
-	members    *Members
-	cluster    string
+	members *Members
+	cluster string
+	// controller requeues the Works; set before it starts.
 	controller controller.Controller
+	// newCache builds the member's cache; nil means cache.New.
+	newCache func(*rest.Config, cache.Options) (cache.Cache, error)
 
 	mu       sync.Mutex
+	ctx      context.Context // the member's time in the federation
+	stopped  bool
 	cache    cache.Cache
-	identity string        // endpoint + credentials the cache was built from
-	stopped  chan struct{} // closed to stop the cache
+	identity string             // endpoint + credentials the cache was built from
+	cancel   context.CancelFunc // stops the cache
 	watched  map[schema.GroupVersionKind]bool
+	running  sync.WaitGroup // caches still running
+}
+
+// newMemberWatch returns the watch of cluster; its caches run at most as
+// long as ctx.
+func newMemberWatch(ctx context.Context, members *Members, cluster string) *memberWatch {
+	return &memberWatch{ctx: ctx, members: members, cluster: cluster, watched: map[schema.GroupVersionKind]bool{}}
 }
 
 // ensure makes sure objects of each of gvks in the member are watched, by
-// a cache built from cfg.
+// a cache built from cfg. Once the watch is stopped it starts nothing: a
+// reconcile still in flight when the member left must not bring it back.
 func (w *memberWatch) ensure(ctx context.Context, cfg *rest.Config, gvks []schema.GroupVersionKind) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.controller == nil {
-		return fmt.Errorf("cluster %s: the Work controller is still being set up", w.cluster)
+	if w.stopped {
+		return fmt.Errorf("cluster %s left the federation: its watch is stopped until it is registered again", w.cluster)
 	}
 	if id := identity(cfg); w.cache != nil && w.identity != id {
 		// Re-registered elsewhere or with new credentials: watch every kind
@@ -58,7 +71,7 @@ func (w *memberWatch) ensure(ctx context.Context, cfg *rest.Config, gvks []schem
 		for gvk := range w.watched {
 			gvks = append(gvks, gvk)
 		}
-		w.stopLocked()
+		w.stopCacheLocked()
 	}
 	var errs []error
 	for _, gvk := range gvks {
@@ -82,25 +95,22 @@ func (w *memberWatch) ensure(ctx context.Context, cfg *rest.Config, gvks []schem
 	return errors.Join(errs...)
 }
 
-// stop ends the member's watches, for a member that left the federation.
+// stop ends the member's watches for good, for a member that left the
+// federation, and returns once its caches have stopped.
 func (w *memberWatch) stop() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopLocked()
+	w.stopped = true
+	w.stopCacheLocked()
+	w.mu.Unlock()
+	w.running.Wait()
 }
 
-func (w *memberWatch) stopLocked() {
-	if w.stopped != nil {
-		close(w.stopped)
+func (w *memberWatch) stopCacheLocked() {
+	if w.cancel != nil {
+		w.cancel()
 	}
-	w.cache, w.stopped, w.identity = nil, nil, ""
+	w.cache, w.cancel, w.identity = nil, nil, ""
 	w.watched = map[schema.GroupVersionKind]bool{}
-}
-
-func (w *memberWatch) setController(c controller.Controller) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.controller = c
 }
 
 func (w *memberWatch) startCache(ctx context.Context, cfg *rest.Config) error {
@@ -109,40 +119,29 @@ func (w *memberWatch) startCache(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	id := identity(cfg)
-	cfg = rest.CopyConfig(cfg)
+	cfg = w.members.limited(cfg)
 	cfg.Timeout = 0 // watches outlive any request timeout
-	c, err := cache.New(cfg, cache.Options{
+	newCache := w.newCache
+	if newCache == nil {
+		newCache = cache.New
+	}
+	c, err := newCache(cfg, cache.Options{
 		Mapper:               member.RESTMapper(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{workkeys.ManagedLabel: workkeys.ManagedLabelValue}),
 	})
 	if err != nil {
 		return fmt.Errorf("cache for cluster %s: %w", w.cluster, err)
 	}
-	stopped := make(chan struct{})
-	if err := w.mgr.Add(stoppableCache{Cache: c, stopped: stopped}); err != nil {
-		return err
-	}
-	w.cache, w.stopped, w.identity = c, stopped, id
-	return nil
-}
-
-// stoppableCache runs a cache until the manager stops or stopped is closed.
-type stoppableCache struct {
-	cache.Cache
-	stopped <-chan struct{}
-}
-
-func (s stoppableCache) Start(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	cacheCtx, cancel := context.WithCancel(w.ctx)
+	w.running.Add(1)
 	go func() {
-		select {
-		case <-s.stopped:
-			cancel()
-		case <-ctx.Done():
+		defer w.running.Done()
+		if err := c.Start(cacheCtx); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "member watch stopped", "cluster", w.cluster)
 		}
 	}()
-	return s.Cache.Start(ctx)
+	w.cache, w.cancel, w.identity = c, cancel, id
+	return nil
 }
 
 func workOfMemberObject(_ context.Context, o client.Object) []reconcile.Request {

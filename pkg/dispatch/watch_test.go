@@ -1,9 +1,17 @@
 package dispatch
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
@@ -59,5 +67,64 @@ func TestNotOwnApply(t *testing.T) {
 	}
 	if !(notOwnApply{}).Delete(event.DeleteEvent{Object: memberObject("a", nil)}) {
 		t.Error("a deletion in the member must requeue its Work")
+	}
+}
+
+// unusedController stands in for a member's Work controller in tests that
+// never get as far as adding a watch to it.
+type unusedController struct{ controller.Controller }
+
+// TestMemberWatchObeysMemberLimits: the member's watch cache talks to the
+// member within --member-qps/--member-burst, like its client, not with the
+// limits the registration's config carries.
+func TestMemberWatchObeysMemberLimits(t *testing.T) {
+	registered := &rest.Config{Host: "https://member1.example:6443", BearerToken: "token",
+		QPS: 1000, Burst: 2000, Timeout: 32 * time.Second}
+	members := NewMembers(func(context.Context, string) (*rest.Config, error) { return registered, nil },
+		ClientOptions{QPS: 7, Burst: 9})
+	var built *rest.Config
+	refused := errors.New("no cache in this test")
+	w := newMemberWatch(context.Background(), members, "member1")
+	w.controller = unusedController{}
+	w.newCache = func(cfg *rest.Config, _ cache.Options) (cache.Cache, error) {
+		built = cfg
+		return nil, refused
+	}
+
+	err := w.ensure(context.Background(), registered, []schema.GroupVersionKind{{Group: "apps", Version: "v1", Kind: "Deployment"}})
+	if !errors.Is(err, refused) {
+		t.Fatalf("ensure: got %v, want the cache constructor's error", err)
+	}
+	if built.QPS != 7 || built.Burst != 9 {
+		t.Errorf("member watch cache built with QPS %v, burst %d; want the member options 7 and 9", built.QPS, built.Burst)
+	}
+	if built.Timeout != 0 {
+		t.Errorf("member watch cache built with a %v request timeout; watches must not time out", built.Timeout)
+	}
+	if registered.QPS != 1000 {
+		t.Errorf("the registration's config was changed in place (QPS %v)", registered.QPS)
+	}
+}
+
+// TestStoppedMemberWatchStaysStopped: a reconcile still in flight when its
+// member left must not start the member's watch again.
+func TestStoppedMemberWatchStaysStopped(t *testing.T) {
+	registered := &rest.Config{Host: "https://member1.example:6443", BearerToken: "token"}
+	members := NewMembers(func(context.Context, string) (*rest.Config, error) { return registered, nil }, ClientOptions{})
+	w := newMemberWatch(context.Background(), members, "member1")
+	w.controller = unusedController{}
+	caches := 0
+	w.newCache = func(*rest.Config, cache.Options) (cache.Cache, error) {
+		caches++
+		return nil, errors.New("no cache in this test")
+	}
+
+	w.stop()
+	err := w.ensure(context.Background(), registered, []schema.GroupVersionKind{{Group: "apps", Version: "v1", Kind: "Deployment"}})
+	if err == nil || !strings.Contains(err.Error(), "member1") {
+		t.Errorf("ensure after stop: got %v, want an error naming the cluster", err)
+	}
+	if caches != 0 {
+		t.Errorf("ensure after stop built %d caches for a member that left", caches)
 	}
 }

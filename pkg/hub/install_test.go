@@ -2,8 +2,6 @@ package hub
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/fleettest"
 	"github.com/federator-dev/federator/pkg/fleet"
 )
 
@@ -23,17 +22,9 @@ import (
 // admission policy a moment after it is created; a hub reported ready
 // before that would accept the first bad policy.
 func TestInstallEnforcesAdmissionOnReturn(t *testing.T) {
-	bins := os.Getenv("KUBEBUILDER_ASSETS")
-	if bins == "" {
-		bins, _ = filepath.Abs(filepath.Join("..", "..", "bin"))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	f, err := fleet.Start(ctx, fleet.Options{Dir: t.TempDir(), BinDir: bins})
-	if err != nil {
-		t.Fatalf("start a bare hub (run `make binaries` first): %v", err)
-	}
-	t.Cleanup(func() { _ = f.Stop() })
+	f := fleettest.Start(t, fleet.Options{})
 	c, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
 	if err != nil {
 		t.Fatal(err)

@@ -78,12 +78,16 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		return fmt.Errorf("controller manager: %w", err)
 	}
 	hubReader := mgr.GetClient()
+	credentials, err := membership.NewCredentialReader(mgr)
+	if err != nil {
+		return err
+	}
 	memberConfig := func(ctx context.Context, name string) (*rest.Config, error) {
 		cluster := &clusterv1alpha1.Cluster{}
 		if err := hubReader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 			return nil, fmt.Errorf("cluster %s: %w", name, err)
 		}
-		return membership.Config(ctx, hubReader, cluster)
+		return membership.Config(ctx, credentials, cluster)
 	}
 	members := dispatch.NewMembers(memberConfig, o.Member)
 

@@ -252,7 +252,8 @@ func registerInHub(ctx context.Context, hub client.Client, member *member, creds
 
 // MemberConfig builds the rest.Config for reaching a registered member from
 // its Cluster object: spec.apiEndpoint plus the token and caBundle of the
-// Secret spec.secretRef names, which hub reads. It follows Karmada's
+// Secret spec.secretRef names, which hub reads (in a controller manager,
+// NewCredentialReader's reader). It follows Karmada's
 // BuildClusterConfig (pkg/util/membercluster_client.go), including the
 // 32-second request timeout; copy the config and clear Timeout for watches.
 func Config(ctx context.Context, hub client.Reader, cluster *clusterv1alpha1.Cluster) (*rest.Config, error) {

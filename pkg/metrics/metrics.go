@@ -1,18 +1,25 @@
 // Package metrics owns federator's Prometheus metrics, all prefixed
-// federator_ and served on the controller manager's metrics endpoint. Gauges
-// are computed from the informer cache when scraped, so they are always what
-// the hub stores, never a count kept in memory that a restart would lose.
+// federator_ and served on the controller manager's metrics endpoint.
+// Works per member and Dispatching reason are counted from the Work
+// informer's events, so a scrape reads a few counters instead of copying
+// every Work; the informer replays every stored Work when it starts, so the
+// counts are always what the hub stores and a restart loses nothing. Member
+// readiness is read from the cache at scrape time (one object per member).
 package metrics
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -36,25 +43,89 @@ var (
 // WorkKey is one federator_works series.
 type WorkKey struct{ Cluster, Dispatching string }
 
-// CountWorks groups Works by member cluster and Dispatching reason.
-func CountWorks(works []workv1alpha1.Work) map[WorkKey]int {
-	out := map[WorkKey]int{}
-	for i := range works {
-		cluster, err := names.GetClusterName(works[i].Namespace)
-		if err != nil {
-			continue
-		}
-		reason := "Unknown"
-		if c := meta.FindStatusCondition(works[i].Status.Conditions, workv1alpha1.WorkDispatching); c != nil {
-			reason = c.Reason
-		}
-		out[WorkKey{cluster, reason}]++
+// workKey is the series a Work counts in; false for anything that is not a
+// Work in an execution namespace.
+func workKey(obj any) (WorkKey, bool) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
 	}
-	return out
+	work, ok := obj.(*workv1alpha1.Work)
+	if !ok {
+		return WorkKey{}, false
+	}
+	cluster, err := names.GetClusterName(work.Namespace)
+	if err != nil {
+		return WorkKey{}, false
+	}
+	reason := "Unknown"
+	if c := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkDispatching); c != nil {
+		reason = c.Reason
+	}
+	return WorkKey{cluster, reason}, true
 }
 
-// collector computes the gauges from the cache at scrape time.
-type collector struct{ reader client.Reader }
+// workCounts is an informer event handler keeping the number of Works per
+// series. The informer hands each handler every change in order, with the
+// object as it was before, so a Work is always counted in exactly one series.
+type workCounts struct {
+	mu     sync.Mutex
+	counts map[WorkKey]int
+}
+
+func newWorkCounts() *workCounts { return &workCounts{counts: map[WorkKey]int{}} }
+
+func (c *workCounts) OnAdd(obj any, _ bool)       { c.move(nil, obj) }
+func (c *workCounts) OnUpdate(oldObj, newObj any) { c.move(oldObj, newObj) }
+func (c *workCounts) OnDelete(obj any)            { c.move(obj, nil) }
+
+// move takes a Work out of the series of from and into that of to.
+func (c *workCounts) move(from, to any) {
+	fromKey, wasCounted := workKey(from)
+	toKey, counts := workKey(to)
+	if wasCounted && counts && fromKey == toKey {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if wasCounted {
+		// A series with no Works left is dropped, as a scrape of the
+		// stored Works would not show it.
+		if c.counts[fromKey]--; c.counts[fromKey] <= 0 {
+			delete(c.counts, fromKey)
+		}
+	}
+	if counts {
+		c.counts[toKey]++
+	}
+}
+
+// snapshot is every series with its count, in a stable order.
+func (c *workCounts) snapshot() ([]WorkKey, map[WorkKey]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := make(map[WorkKey]int, len(c.counts))
+	keys := make([]WorkKey, 0, len(c.counts))
+	for k, n := range c.counts {
+		counts[k] = n
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Cluster != keys[j].Cluster {
+			return keys[i].Cluster < keys[j].Cluster
+		}
+		return keys[i].Dispatching < keys[j].Dispatching
+	})
+	return keys, counts
+}
+
+// collector serves the gauges: Works from the counts, Clusters from reader.
+type collector struct {
+	reader client.Reader
+	works  *workCounts
+	// synced reports whether the counts cover every stored Work; until
+	// then a scrape shows no federator_works rather than partial counts.
+	synced func() bool
+}
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- worksDesc
@@ -62,21 +133,14 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	ctx := context.Background()
-	works := &workv1alpha1.WorkList{}
-	if err := c.reader.List(ctx, works); err == nil {
-		counts := CountWorks(works.Items)
-		keys := make([]WorkKey, 0, len(counts))
-		for k := range counts {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i].Cluster+keys[i].Dispatching < keys[j].Cluster+keys[j].Dispatching })
+	if c.synced() {
+		keys, counts := c.works.snapshot()
 		for _, k := range keys {
 			ch <- prometheus.MustNewConstMetric(worksDesc, prometheus.GaugeValue, float64(counts[k]), k.Cluster, k.Dispatching)
 		}
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
-	if err := c.reader.List(ctx, clusters); err == nil {
+	if err := c.reader.List(context.Background(), clusters); err == nil {
 		for _, cl := range clusters.Items {
 			ready := 0.0
 			if meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
@@ -87,10 +151,20 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Register adds federator's metrics to controller-runtime's registry, with
-// gauges read through reader (the manager's cache). Call once per process.
-func Register(reader client.Reader) error {
-	for _, c := range []prometheus.Collector{ManifestWrites, collector{reader}} {
+// Register adds federator's metrics to controller-runtime's registry: Work
+// counts follow hub's Work informer, Clusters are read from hub (the
+// manager's cache). Call once per process, before the cache starts.
+func Register(hub cache.Cache) error {
+	informer, err := hub.GetInformer(context.Background(), &workv1alpha1.Work{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("metrics: the Work informer federator_works is counted from: %w", err)
+	}
+	works := newWorkCounts()
+	registration, err := informer.AddEventHandler(works)
+	if err != nil {
+		return fmt.Errorf("metrics: counting Works for federator_works: %w", err)
+	}
+	for _, c := range []prometheus.Collector{ManifestWrites, collector{reader: hub, works: works, synced: registration.HasSynced}} {
 		if err := crmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already {
 				return err

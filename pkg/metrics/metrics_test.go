@@ -1,38 +1,121 @@
 package metrics
 
 import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/federator-dev/federator/apis/policy"
 )
 
-func TestCountWorks(t *testing.T) {
-	work := func(ns, reason string) workv1alpha1.Work {
-		w := workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}}
-		if reason != "" {
-			w.Status.Conditions = []metav1.Condition{{Type: "Dispatching", Reason: reason}}
+func work(ns, name, reason string) *workv1alpha1.Work {
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if reason != "" {
+		w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkDispatching, Reason: reason}}
+	}
+	return w
+}
+
+// series scrapes c as Prometheus would: `name{label="value",...}` → value.
+func series(t *testing.T, c prometheus.Collector) map[string]float64 {
+	t.Helper()
+	registry := prometheus.NewPedanticRegistry()
+	if err := registry.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			sort.Strings(labels)
+			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue()
 		}
-		return w
 	}
-	got := CountWorks([]workv1alpha1.Work{
-		work("karmada-es-member1", "Dispatching"),
-		work("karmada-es-member1", "Dispatching"),
-		work("karmada-es-member2", "SuspendDispatching"),
-		work("karmada-es-member2", ""),
-		work("default", "Dispatching"), // not an execution namespace
-	})
-	want := map[WorkKey]int{
-		{"member1", "Dispatching"}:        2,
-		{"member2", "SuspendDispatching"}: 1,
-		{"member2", "Unknown"}:            1,
+	return out
+}
+
+func TestWorkCountsFollowWorkEvents(t *testing.T) {
+	counts := newWorkCounts()
+	held := work("karmada-es-member2", "web", "SuspendDispatching")
+	fresh := work("karmada-es-member2", "api", "")
+	gone := work("karmada-es-member1", "old", "Dispatching")
+	for _, w := range []*workv1alpha1.Work{
+		work("karmada-es-member1", "web", "Dispatching"),
+		gone, held, fresh,
+		work("default", "w", "Dispatching"), // not an execution namespace
+	} {
+		counts.OnAdd(w, true)
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
+
+	released := held.DeepCopy()
+	released.Status.Conditions[0].Reason = "Dispatching"
+	counts.OnUpdate(held, released)
+	counts.OnUpdate(released, released.DeepCopy()) // a resync changes nothing
+	counts.OnDelete(gone)
+	// A Work deleted while the watch was down arrives as a tombstone.
+	counts.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "karmada-es-member2/api", Obj: fresh})
+
+	got := series(t, collector{reader: fake.NewClientBuilder().WithScheme(policy.NewScheme()).Build(),
+		works: counts, synced: func() bool { return true }})
+	want := map[string]float64{
+		`federator_works{cluster="member1",dispatching="Dispatching"}`: 1,
+		`federator_works{cluster="member2",dispatching="Dispatching"}`: 1,
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%v = %d, want %d", k, got[k], v)
-		}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("scraped %v\nwant %v", got, want)
+	}
+}
+
+// TestScrapeCopiesNoWork: a scrape reads the counts, never the Works, so
+// its cost does not grow with the number of templates; member readiness
+// still comes from the Clusters.
+func TestScrapeCopiesNoWork(t *testing.T) {
+	ready := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}
+	ready.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue}}
+	down := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}
+	reader := fake.NewClientBuilder().WithScheme(policy.NewScheme()).
+		WithObjects(ready, down, work("karmada-es-member1", "web", "Dispatching")).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, works := list.(*workv1alpha1.WorkList); works {
+				t.Error("a scrape listed every Work")
+			}
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	counts := newWorkCounts()
+	counts.OnAdd(work("karmada-es-member1", "web", "Dispatching"), true)
+
+	got := series(t, collector{reader: reader, works: counts, synced: func() bool { return true }})
+	want := map[string]float64{
+		`federator_works{cluster="member1",dispatching="Dispatching"}`: 1,
+		`federator_cluster_ready{cluster="member1"}`:                   1,
+		`federator_cluster_ready{cluster="member2"}`:                   0,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("scraped %v\nwant %v", got, want)
+	}
+
+	// Until the informer has replayed every stored Work, counts would be
+	// partial: none are served.
+	unsynced := series(t, collector{reader: reader, works: counts, synced: func() bool { return false }})
+	if _, found := unsynced[`federator_works{cluster="member1",dispatching="Dispatching"}`]; found {
+		t.Errorf("federator_works served before the Work informer synced: %v", unsynced)
 	}
 }

@@ -12,29 +12,42 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/test/framework"
 )
 
-// deploymentWatchesRE reads, from a kube-apiserver's metrics, the watches of
-// Deployments it is serving right now.
-var deploymentWatchesRE = regexp.MustCompile(`(?m)^apiserver_longrunning_requests\{[^}]*resource="deployments"[^}]*verb="WATCH"[^}]*\} (\d+)$`)
+// watchesRE reads, from a kube-apiserver's metrics, the watches it is
+// serving right now: resource, scope (cluster or namespace) and count.
+var watchesRE = regexp.MustCompile(`(?m)^apiserver_longrunning_requests\{[^}]*resource="(\w+)",scope="(\w+)"[^}]*verb="WATCH"[^}]*\} (\d+)$`)
+
+// watches is how many watches of resource the API server cs talks to
+// serves, by scope; nil when its metrics cannot be read.
+func watches(cs kubernetes.Interface, resource string) map[string]int {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil
+	}
+	n := map[string]int{}
+	for _, m := range watchesRE.FindAllStringSubmatch(string(raw), -1) {
+		if m[1] == resource {
+			v, _ := strconv.Atoi(m[3])
+			n[m[2]] += v
+		}
+	}
+	return n
+}
 
 // deploymentWatches is how many watches of Deployments member's API server
 // serves: federator's member watch is the only client watching them.
 func deploymentWatches(member string) int {
-	raw, err := memberCS[member].CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
+	n := watches(memberCS[member], "deployments")
+	if n == nil {
 		return -1
 	}
-	n := 0
-	for _, m := range deploymentWatchesRE.FindAllStringSubmatch(string(raw), -1) {
-		v, _ := strconv.Atoi(m[1])
-		n += v
-	}
-	return n
+	return n["cluster"] + n["namespace"]
 }
 
 var _ = Describe("a member that leaves and rejoins", func() {
