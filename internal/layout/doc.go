@@ -7,5 +7,7 @@
 //   - Only pkg/hub and cmd/ import controller packages (tests aside).
 //   - Pure decision packages (pkg/hold, pkg/placement) import neither
 //     controller-runtime nor client-go, nor any federator package but apis/.
-//   - apis/ imports nothing of federator but apis/; internal/ nothing of pkg/.
+//   - apis/ imports nothing of federator but apis/; internal/ nothing of pkg/,
+//     except test-support packages named like httptest (internal/fleettest),
+//     which only tests import.
 package layout

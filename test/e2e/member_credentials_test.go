@@ -3,13 +3,11 @@ package e2e
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/kubernetes"
 )
 
 var _ = Describe("member credentials", func() {
 	It("are the only Secrets of the hub federator watches", func() {
-		hubCS, err := kubernetes.NewForConfig(theFleet.Hub.Config)
-		Expect(err).NotTo(HaveOccurred())
+		hubCS := env.HubCS
 		// kube-apiserver watches Secrets itself (service account tokens);
 		// a member, where federator watches no Secret, shows how many such
 		// watches that is.
