@@ -14,7 +14,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
@@ -25,14 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-)
 
-// Karmada's strings (pkg/controllers/status/cluster_status_controller.go).
-const (
-	ReasonClusterReady         = "ClusterReady"
-	MessageClusterReady        = "cluster is healthy and ready to accept workloads"
-	ReasonClusterNotReachable  = "ClusterNotReachable"
-	MessageClusterNotReachable = "cluster is not reachable"
+	clusterkeys "github.com/federator-dev/federator/apis/cluster"
+	"github.com/federator-dev/federator/internal/conditions"
 )
 
 // ConfigFunc returns how to reach a registered member.
@@ -80,22 +74,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !probed {
 		return ctrl.Result{}, r.probes.start(cluster.Name)
 	}
-	version := result.version
+	before := cluster.DeepCopy()
 	ready := metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue,
-		Reason: ReasonClusterReady, Message: MessageClusterReady}
+		Reason: clusterkeys.ReasonClusterReady, Message: clusterkeys.MessageClusterReady}
 	if result.err != nil {
 		ready = metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse,
-			Reason: ReasonClusterNotReachable, Message: MessageClusterNotReachable}
-		version = cluster.Status.KubernetesVersion
+			Reason: clusterkeys.ReasonClusterNotReachable, Message: clusterkeys.MessageClusterNotReachable}
+	} else {
+		cluster.Status.KubernetesVersion = result.version
 	}
-	old := meta.FindStatusCondition(cluster.Status.Conditions, ready.Type)
-	changed := old == nil || old.Status != ready.Status || old.Reason != ready.Reason || old.Message != ready.Message
-	if !changed && version == cluster.Status.KubernetesVersion {
-		return ctrl.Result{RequeueAfter: r.Interval}, nil
-	}
-	meta.SetStatusCondition(&cluster.Status.Conditions, ready)
-	cluster.Status.KubernetesVersion = version
-	if err := r.Client.Status().Update(ctx, cluster); err != nil {
+	changed := conditions.Set(&cluster.Status.Conditions, cluster.Generation, ready)
+	// Locked: the event below tells of the transition this write stores.
+	if _, err := conditions.PatchStatus(ctx, r.Client, before, cluster, true); err != nil {
 		return ctrl.Result{}, err // the retry probes again
 	}
 	if changed {
@@ -131,9 +121,17 @@ func probe(ctx context.Context, config ConfigFunc, name string) (string, error) 
 	return info.GitVersion, nil
 }
 
-// Setup registers the controller.
-func Setup(mgr ctrl.Manager, config ConfigFunc, interval time.Duration) error {
-	r := NewReconciler(mgr.GetClient(), config, mgr.GetEventRecorderFor("cluster-status-controller"), interval, probeTimeout)
+// Options tune the cluster status controller.
+type Options struct {
+	// Config says how to reach a member.
+	Config ConfigFunc
+	// Interval paces each member's health probe.
+	Interval time.Duration
+}
+
+// SetupWithManager registers the controller.
+func SetupWithManager(mgr ctrl.Manager, o Options) error {
+	r := NewReconciler(mgr.GetClient(), o.Config, mgr.GetEventRecorderFor("cluster-status-controller"), o.Interval, probeTimeout)
 	if err := mgr.Add(r.probes); err != nil {
 		return err
 	}

@@ -175,9 +175,16 @@ func awaitsFinalizer(o client.Object) bool {
 	return !o.GetDeletionTimestamp().IsZero() && controllerutil.ContainsFinalizer(o, workkeys.ExecutionFinalizer)
 }
 
-// Setup registers the dispatcher: one Work controller per member Cluster,
-// started as Clusters appear and stopped as they go.
-func Setup(mgr ctrl.Manager, members *Members) error {
+// Options tune the dispatcher.
+type Options struct {
+	// Members hands out each member's client and credentials.
+	Members *Members
+}
+
+// SetupWithManager registers the dispatcher: one Work controller per member
+// Cluster, started as Clusters appear and stopped as they go.
+func SetupWithManager(mgr ctrl.Manager, o Options) error {
+	members := o.Members
 	r := &clusterReconciler{mgr: mgr, members: members, started: make(chan struct{}), running: map[string]*member{}}
 	if err := mgr.Add(r); err != nil {
 		return err

@@ -61,7 +61,7 @@ func TestMemberThatLeavesLeavesNothingRunning(t *testing.T) {
 		}
 		return f.Hub.Config, nil
 	}
-	if err := Setup(mgr, NewMembers(memberConfig, ClientOptions{QPS: 100, Burst: 200})); err != nil {
+	if err := SetupWithManager(mgr, Options{Members: NewMembers(memberConfig, ClientOptions{QPS: 100, Burst: 200})}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())

@@ -47,10 +47,12 @@ var Controllers = []Controller{
 			return binding.SetupStatusWithManager(mgr, binding.Options{Workers: d.options.Workers})
 		}},
 	{Name: "execution", What: "Work → member cluster (pkg/dispatch)",
-		setup: func(mgr ctrl.Manager, d deps) error { return dispatch.Setup(mgr, d.members) }},
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members})
+		}},
 	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return clusterstatus.Setup(mgr, d.memberConfig, d.options.ClusterStatusInterval)
+			return clusterstatus.SetupWithManager(mgr, clusterstatus.Options{Config: d.memberConfig, Interval: d.options.ClusterStatusInterval})
 		}},
 	{Name: "gate", What: "Gate status: opened or closed, why, until when",
 		setup: func(mgr ctrl.Manager, d deps) error {
