@@ -10,6 +10,9 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 	"sort"
 	"sync"
 
@@ -22,6 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // ManifestWrites counts what dispatching one manifest to a member did:
@@ -35,6 +41,12 @@ var (
 	worksDesc = prometheus.NewDesc("federator_works",
 		"Works per member cluster by the reason of their Dispatching condition (Dispatching, SuspendDispatching, ...; Unknown before the first dispatch).",
 		[]string{"cluster", "dispatching"}, nil)
+	gateOpenDesc = prometheus.NewDesc("federator_gate_open",
+		"1 while the Gate's Opened condition is True, else 0.",
+		[]string{"namespace", "name"}, nil)
+	gateHeldDesc = prometheus.NewDesc("federator_gate_held_works",
+		"Works held because this Gate is closed (their Dispatching reason is GateClosed and their hold names the gate).",
+		[]string{"namespace", "name"}, nil)
 	clusterReadyDesc = prometheus.NewDesc("federator_cluster_ready",
 		"1 when the member Cluster's Ready condition is True, else 0.",
 		[]string{"cluster"}, nil)
@@ -64,38 +76,80 @@ func workKey(obj any) (WorkKey, bool) {
 	return WorkKey{cluster, reason}, true
 }
 
+// GateKey is one federator_gate_held_works series: a gate as namespace and
+// name.
+type GateKey struct{ Namespace, Name string }
+
+// gateInHoldMessage finds the gates a hold message names (pkg/hold writes
+// them as gate 'namespace/name').
+var gateInHoldMessage = regexp.MustCompile(`gate '([^'/]+)/([^']+)'`)
+
+// gateKeys are the gates holding a Work: those its hold message names while
+// its hold reason is GateClosed.
+func gateKeys(obj any) []GateKey {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	work, ok := obj.(*workv1alpha1.Work)
+	if !ok || work.Annotations[workkeys.HoldReasonAnnotation] != workkeys.ReasonGateClosed {
+		return nil
+	}
+	var keys []GateKey
+	for _, m := range gateInHoldMessage.FindAllStringSubmatch(work.Annotations[workkeys.HoldMessageAnnotation], -1) {
+		if k := (GateKey{m[1], m[2]}); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // workCounts is an informer event handler keeping the number of Works per
-// series. The informer hands each handler every change in order, with the
-// object as it was before, so a Work is always counted in exactly one series.
+// series: per cluster and Dispatching reason, and per gate holding them.
+// The informer hands each handler every change in order, with the object as
+// it was before, so a Work is always counted where it is now.
 type workCounts struct {
 	mu     sync.Mutex
 	counts map[WorkKey]int
+	gates  map[GateKey]int
 }
 
-func newWorkCounts() *workCounts { return &workCounts{counts: map[WorkKey]int{}} }
+func newWorkCounts() *workCounts {
+	return &workCounts{counts: map[WorkKey]int{}, gates: map[GateKey]int{}}
+}
 
 func (c *workCounts) OnAdd(obj any, _ bool)       { c.move(nil, obj) }
 func (c *workCounts) OnUpdate(oldObj, newObj any) { c.move(oldObj, newObj) }
 func (c *workCounts) OnDelete(obj any)            { c.move(obj, nil) }
 
-// move takes a Work out of the series of from and into that of to.
+// move takes a Work out of the series of from and into those of to.
 func (c *workCounts) move(from, to any) {
-	fromKey, wasCounted := workKey(from)
-	toKey, counts := workKey(to)
-	if wasCounted && counts && fromKey == toKey {
+	var fromWorks, toWorks []WorkKey
+	if k, ok := workKey(from); ok {
+		fromWorks = []WorkKey{k}
+	}
+	if k, ok := workKey(to); ok {
+		toWorks = []WorkKey{k}
+	}
+	fromGates, toGates := gateKeys(from), gateKeys(to)
+	if slices.Equal(fromWorks, toWorks) && slices.Equal(fromGates, toGates) {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if wasCounted {
-		// A series with no Works left is dropped, as a scrape of the
-		// stored Works would not show it.
-		if c.counts[fromKey]--; c.counts[fromKey] <= 0 {
-			delete(c.counts, fromKey)
+	shift(c.counts, fromWorks, toWorks)
+	shift(c.gates, fromGates, toGates)
+}
+
+// shift moves one count from each of from to each of to. A series with no
+// Works left is dropped, as a scrape of the stored Works would not show it.
+func shift[K comparable](counts map[K]int, from, to []K) {
+	for _, k := range from {
+		if counts[k]--; counts[k] <= 0 {
+			delete(counts, k)
 		}
 	}
-	if counts {
-		c.counts[toKey]++
+	for _, k := range to {
+		counts[k]++
 	}
 }
 
@@ -103,12 +157,8 @@ func (c *workCounts) move(from, to any) {
 func (c *workCounts) snapshot() ([]WorkKey, map[WorkKey]int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	counts := make(map[WorkKey]int, len(c.counts))
-	keys := make([]WorkKey, 0, len(c.counts))
-	for k, n := range c.counts {
-		counts[k] = n
-		keys = append(keys, k)
-	}
+	counts := maps.Clone(c.counts)
+	keys := slices.Collect(maps.Keys(counts))
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].Cluster != keys[j].Cluster {
 			return keys[i].Cluster < keys[j].Cluster
@@ -116,6 +166,13 @@ func (c *workCounts) snapshot() ([]WorkKey, map[WorkKey]int) {
 		return keys[i].Dispatching < keys[j].Dispatching
 	})
 	return keys, counts
+}
+
+// gateSnapshot is the number of Works each gate holds.
+func (c *workCounts) gateSnapshot() map[GateKey]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.gates)
 }
 
 // collector serves the gauges: Works from the counts, Clusters from reader.
@@ -130,6 +187,8 @@ type collector struct {
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- worksDesc
 	ch <- clusterReadyDesc
+	ch <- gateOpenDesc
+	ch <- gateHeldDesc
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -137,6 +196,24 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		keys, counts := c.works.snapshot()
 		for _, k := range keys {
 			ch <- prometheus.MustNewConstMetric(worksDesc, prometheus.GaugeValue, float64(counts[k]), k.Cluster, k.Dispatching)
+		}
+	}
+	gates := &gatingv1alpha1.GateList{}
+	if err := c.reader.List(context.Background(), gates); err == nil {
+		var held map[GateKey]int
+		if c.synced() {
+			held = c.works.gateSnapshot()
+		}
+		for _, g := range gates.Items {
+			open := 0.0
+			if meta.IsStatusConditionTrue(g.Status.Conditions, gatingv1alpha1.ConditionOpened) {
+				open = 1
+			}
+			ch <- prometheus.MustNewConstMetric(gateOpenDesc, prometheus.GaugeValue, open, g.Namespace, g.Name)
+			if held != nil {
+				ch <- prometheus.MustNewConstMetric(gateHeldDesc, prometheus.GaugeValue,
+					float64(held[GateKey{g.Namespace, g.Name}]), g.Namespace, g.Name)
+			}
 		}
 	}
 	clusters := &clusterv1alpha1.ClusterList{}

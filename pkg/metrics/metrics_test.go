@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/federator-dev/federator/apis/policy"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 )
 
 func work(ns, name, reason string) *workv1alpha1.Work {
@@ -117,5 +118,46 @@ func TestScrapeCopiesNoWork(t *testing.T) {
 	unsynced := series(t, collector{reader: reader, works: counts, synced: func() bool { return false }})
 	if _, found := unsynced[`federator_works{cluster="member1",dispatching="Dispatching"}`]; found {
 		t.Errorf("federator_works served before the Work informer synced: %v", unsynced)
+	}
+}
+
+func gated(ns, name, message string) *workv1alpha1.Work {
+	w := work(ns, name, "GateClosed")
+	w.Annotations = map[string]string{"work.federator.dev/hold-reason": "GateClosed", "work.federator.dev/hold-message": message}
+	return w
+}
+
+func TestGateSeries(t *testing.T) {
+	open := &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "window"}}
+	open.Status.Conditions = []metav1.Condition{{Type: "Opened", Status: metav1.ConditionTrue}}
+	closed := &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"}}
+	reader := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(open, closed).Build()
+
+	counts := newWorkCounts()
+	both := gated("karmada-es-member1", "web",
+		"waiting approval, gate 'ops/approval' is closed (x; listed by PropagationPolicy shop/web); waiting approval, gate 'ops/other' is closed (y)")
+	one := gated("karmada-es-member2", "web", "waiting approval, gate 'ops/approval' is closed (x)")
+	for _, w := range []*workv1alpha1.Work{both, one} {
+		counts.OnAdd(w, true)
+	}
+	// A Work released by the gate leaves its series.
+	released := one.DeepCopy()
+	released.Annotations = nil
+	released.Status.Conditions[0].Reason = "Dispatching"
+	counts.OnUpdate(one, released)
+
+	got := series(t, collector{reader: reader, works: counts, synced: func() bool { return true }})
+	for s, v := range map[string]float64{
+		`federator_gate_open{name="window",namespace="ops"}`:         1,
+		`federator_gate_open{name="approval",namespace="ops"}`:       0,
+		`federator_gate_held_works{name="approval",namespace="ops"}`: 1,
+		`federator_gate_held_works{name="window",namespace="ops"}`:   0,
+	} {
+		if got[s] != v {
+			t.Errorf("%s = %v, want %v (scraped %v)", s, got[s], v, got)
+		}
+	}
+	if _, found := got[`federator_gate_held_works{name="other",namespace="ops"}`]; found {
+		t.Errorf("a series for a gate that does not exist: %v", got)
 	}
 }
