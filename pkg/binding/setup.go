@@ -57,7 +57,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}); err != nil {
 			return err
 		}
-		r := &Reconciler{Client: mgr.GetClient(), ClusterScoped: clusterScoped,
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped,
 			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
@@ -99,7 +99,7 @@ func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
 			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
 				builder.WithPredicates(workStatusChanged{})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
-			Complete(&StatusReconciler{Client: mgr.GetClient(), ClusterScoped: clusterScoped})
+			Complete(&StatusReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped})
 		if err != nil {
 			return err
 		}

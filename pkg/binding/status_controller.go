@@ -26,7 +26,10 @@ import (
 // binding's status and, for Deployments, into the hub template's status
 // (Karmada's binding status controller).
 type StatusReconciler struct {
-	Client        client.Client
+	Client client.Client
+	// APIReader reads bindings uncached before FullyApplied changes;
+	// Client when nil.
+	APIReader     client.Reader
 	ClusterScoped bool
 }
 
@@ -48,11 +51,19 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) erro
 	if err != nil {
 		return err
 	}
+	if len(existing) == 0 {
+		// No Work written yet: nothing to aggregate. The first Work status
+		// brings this controller back; a write now would only race the
+		// binding controller's first one.
+		return nil
+	}
 	before := b.snapshot()
 	current := aggregate(b, existing)
-	// Locked: the binding controller writes the binding's other conditions,
-	// and a merge patch replaces the whole list.
-	if _, err := conditions.PatchStatus(ctx, r.Client, before, b.obj, true); err != nil {
+	fresh := r.APIReader
+	if fresh == nil {
+		fresh = r.Client
+	}
+	if _, err := writeOwnedStatus(ctx, r.Client, fresh, b, before, statusConditions, true); err != nil {
 		return err
 	}
 	tpl, err := template(ctx, r.Client, b)
@@ -106,7 +117,7 @@ func aggregate(b view, existing []workv1alpha1.Work) map[string]bool {
 		full = metav1.Condition{Type: workkeys.ConditionFullyApplied, Status: metav1.ConditionFalse,
 			Reason: workkeys.ReasonNotFullyApplied, Message: workkeys.MessageNotFullyApplied}
 	}
-	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), full)
+	conditions.Set(&b.status.Conditions, unstamped, full)
 	return current
 }
 

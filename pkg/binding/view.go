@@ -30,6 +30,17 @@ func newView(clusterScoped bool) view {
 	return view{obj: b, spec: &b.Spec, status: &b.Status}
 }
 
+// statusOf is the status of a ResourceBinding or ClusterResourceBinding.
+func statusOf(obj client.Object) *workv1alpha2.ResourceBindingStatus {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.Status
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.Status
+	}
+	return &workv1alpha2.ResourceBindingStatus{}
+}
+
 // snapshot is a deep copy of the binding as read, for PatchStatus.
 func (v view) snapshot() client.Object { return v.obj.DeepCopyObject().(client.Object) }
 
@@ -90,3 +101,9 @@ func worksOf(ctx context.Context, c client.Reader, b view) ([]workv1alpha1.Work,
 	err := c.List(ctx, works, client.MatchingLabels{b.idLabel(): id})
 	return works.Items, err
 }
+
+// unstamped is the observedGeneration binding conditions carry: none, as in
+// Karmada. A binding's generation moves with every template change, so
+// stamping it would cost every binding a status write per change even when
+// no condition changed.
+const unstamped = 0

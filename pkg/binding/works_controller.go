@@ -41,7 +41,10 @@ import (
 // Reconciler turns one kind of binding into Works: placement, holds, one
 // Work per target cluster.
 type Reconciler struct {
-	Client        client.Client
+	Client client.Client
+	// APIReader reads bindings uncached before a condition changes;
+	// Client when nil.
+	APIReader     client.Reader
 	Recorder      record.EventRecorder
 	ClusterScoped bool
 	// Checks decide holds; hold.Checks when nil.
@@ -90,7 +93,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	placed, err := placement.PlaceForTemplate(b.spec.Placement, clusters.Items, b.spec.Replicas, tpl.GetUID())
 	if err != nil {
-		if conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), metav1.Condition{Type: workkeys.ConditionScheduled,
+		if conditions.Set(&b.status.Conditions, unstamped, metav1.Condition{Type: workkeys.ConditionScheduled,
 			Status: metav1.ConditionFalse, Reason: workkeys.ReasonUnschedulable, Message: err.Error()}) {
 			msg := err.Error()
 			events = append(events, func() {
@@ -100,8 +103,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finish(ctx, b, before, events, "unschedulable: "+err.Error())
 	}
 	if !equality.Semantic.DeepEqual(placed.Targets, b.spec.Clusters) && !(len(placed.Targets) == 0 && len(b.spec.Clusters) == 0) {
+		// A merge patch without resourceVersion: spec.clusters is this
+		// controller's alone (the detector keeps it when it rewrites the
+		// spec), so a status write by the status controller since the read
+		// is no reason to be refused.
+		patch := client.MergeFrom(b.snapshot())
 		b.spec.Clusters = placed.Targets
-		if err := r.Client.Update(ctx, b.obj); err != nil {
+		if err := r.Client.Patch(ctx, b.obj, patch); err != nil {
 			return ctrl.Result{}, "", err
 		}
 		before = b.snapshot()
@@ -112,7 +120,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		scheduled = metav1.Condition{Type: workkeys.ConditionScheduled, Status: metav1.ConditionFalse,
 			Reason: workkeys.ReasonNoClusterFit, Message: workkeys.MessageNoClusterFit}
 	}
-	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), scheduled)
+	conditions.Set(&b.status.Conditions, unstamped, scheduled)
 
 	targets := make([]string, 0, len(b.spec.Clusters))
 	for _, t := range b.spec.Clusters {
@@ -140,7 +148,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		synced = metav1.Condition{Type: workkeys.ConditionWorksSynced, Status: metav1.ConditionFalse,
 			Reason: workkeys.ReasonSyncWorkFailed, Message: syncErr.Error()}
 	}
-	if conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), synced) && syncErr != nil {
+	if conditions.Set(&b.status.Conditions, unstamped, synced) && syncErr != nil {
 		msg := syncErr.Error()
 		events = append(events, func() {
 			r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonSyncWorkFailed, msg)
@@ -160,12 +168,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, outcome, errors.Join(syncErr, err)
 }
 
+func (r *Reconciler) fresh() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
+}
+
 // finish writes the binding's status once and, when it is stored, sends the
 // events of the transitions it records.
 func (r *Reconciler) finish(ctx context.Context, b view, before client.Object, events []func(), outcome string) (ctrl.Result, string, error) {
-	// Locked: the status controller writes the binding's other conditions,
-	// and a merge patch replaces the whole list.
-	if _, err := conditions.PatchStatus(ctx, r.Client, before, b.obj, true); err != nil {
+	if _, err := writeOwnedStatus(ctx, r.Client, r.fresh(), b, before, worksConditions, false); err != nil {
 		return ctrl.Result{}, outcome, err
 	}
 	for _, e := range events {
@@ -278,12 +291,12 @@ func setApproved(b view, in hold.Input, decisions map[string]hold.Decision) {
 			if h.Reason == workkeys.ReasonGateClosed {
 				approved = metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionFalse,
 					Reason: workkeys.ReasonGateClosed, Message: h.Message}
-				conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), approved)
+				conditions.Set(&b.status.Conditions, unstamped, approved)
 				return
 			}
 		}
 	}
-	conditions.Set(&b.status.Conditions, b.obj.GetGeneration(), approved)
+	conditions.Set(&b.status.Conditions, unstamped, approved)
 }
 
 // holdEvent tells a person, on the template, that dispatching was suspended

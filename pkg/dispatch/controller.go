@@ -73,7 +73,11 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	// cache (its write refused) sends none.
 	var events []func()
 	dispatching, held := DispatchingCondition(work)
-	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) {
+	// Dispatching carries no observedGeneration, as Karmada's: a held Work
+	// whose manifest changes would otherwise cost a status write for
+	// nothing a person reads. Applied carries it: it says which spec the
+	// member runs.
+	if conditions.Set(&work.Status.Conditions, 0, dispatching) {
 		events = append(events, func() {
 			r.Recorder.Event(work, corev1.EventTypeNormal, workkeys.EventReasonWorkDispatching, dispatching.Message)
 		})
