@@ -36,6 +36,11 @@ const (
 	// and what releases it.
 	HoldMessageAnnotation = "work.federator.dev/hold-message"
 
+	// ChangedAtAnnotation, on a Work, is when the binding controller last
+	// wrote a changed manifest into it (RFC 3339, sub-second): where
+	// federator_dispatch_latency_seconds starts counting.
+	ChangedAtAnnotation = "work.federator.dev/changed-at"
+
 	// NamespaceSkipLabel, set to "true" on a hub namespace, keeps it from
 	// being propagated (Karmada's namespace sync label).
 	NamespaceSkipLabel = "namespace.karmada.io/skip-auto-propagation"

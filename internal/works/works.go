@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
@@ -45,6 +46,7 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	if apierrors.IsNotFound(err) {
 		desired = desired.DeepCopy()
 		metav1.SetMetaDataLabel(&desired.ObjectMeta, workv1alpha2.WorkPermanentIDLabel, uuid.NewString())
+		metav1.SetMetaDataAnnotation(&desired.ObjectMeta, workkeys.ChangedAtAnnotation, now())
 		return Created, c.Create(ctx, desired)
 	}
 	if err != nil {
@@ -68,6 +70,9 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	for k, v := range desired.Annotations {
 		metav1.SetMetaDataAnnotation(&work.ObjectMeta, k, v)
 	}
+	if !manifestsUpToDate(work.Spec, desired.Spec) {
+		metav1.SetMetaDataAnnotation(&work.ObjectMeta, workkeys.ChangedAtAnnotation, now())
+	}
 	work.Spec = desired.Spec
 	return Updated, c.Update(ctx, work)
 }
@@ -88,21 +93,29 @@ func UpToDate(work *workv1alpha1.Work, spec workv1alpha1.WorkSpec, annotations m
 			}
 		}
 	}
-	if ptr.Deref(work.Spec.SuspendDispatching, false) != ptr.Deref(spec.SuspendDispatching, false) ||
-		ptr.Deref(work.Spec.PreserveResourcesOnDeletion, false) != ptr.Deref(spec.PreserveResourcesOnDeletion, false) ||
-		len(work.Spec.Workload.Manifests) != len(spec.Workload.Manifests) {
+	return ptr.Deref(work.Spec.SuspendDispatching, false) == ptr.Deref(spec.SuspendDispatching, false) &&
+		ptr.Deref(work.Spec.PreserveResourcesOnDeletion, false) == ptr.Deref(spec.PreserveResourcesOnDeletion, false) &&
+		manifestsUpToDate(work.Spec, spec)
+}
+
+// now is the time stamped in ChangedAtAnnotation.
+func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// manifestsUpToDate compares manifests by content.
+func manifestsUpToDate(have, spec workv1alpha1.WorkSpec) bool {
+	if len(have.Workload.Manifests) != len(spec.Workload.Manifests) {
 		return false
 	}
 	for i := range spec.Workload.Manifests {
 		// Both sides are JSON with sorted keys, so the steady state is an
 		// exact byte match; decoding is the fallback for a re-encoding.
-		if bytes.Equal(work.Spec.Workload.Manifests[i].Raw, spec.Workload.Manifests[i].Raw) {
+		if bytes.Equal(have.Workload.Manifests[i].Raw, spec.Workload.Manifests[i].Raw) {
 			continue
 		}
-		var have, want any
-		if json.Unmarshal(work.Spec.Workload.Manifests[i].Raw, &have) != nil ||
+		var stored, want any
+		if json.Unmarshal(have.Workload.Manifests[i].Raw, &stored) != nil ||
 			json.Unmarshal(spec.Workload.Manifests[i].Raw, &want) != nil ||
-			!equality.Semantic.DeepEqual(have, want) {
+			!equality.Semantic.DeepEqual(stored, want) {
 			return false
 		}
 	}

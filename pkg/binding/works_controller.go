@@ -35,6 +35,7 @@ import (
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
+	"github.com/federator-dev/federator/pkg/metrics"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
@@ -79,11 +80,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	tpl, err := template(ctx, r.Client, b)
 	if apierrors.IsNotFound(err) {
 		// The detector deletes bindings whose template is gone.
+		metrics.SuspendedTemplates.Forget(suspendedKey(b))
 		return ctrl.Result{}, "", nil
 	}
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
+	metrics.SuspendedTemplates.Observe(suspendedKey(b), tpl.GetAnnotations())
 
 	before := b.snapshot()
 	var events []func()
@@ -472,6 +475,10 @@ func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, o Origin,
 	}, nil
 }
 
+func suspendedKey(b view) metrics.SuspendedKey {
+	return metrics.SuspendedKey{Kind: b.spec.Resource.Kind, Namespace: b.spec.Resource.Namespace, Name: b.spec.Resource.Name}
+}
+
 // finalize deletes the binding's Works (their own finalizer then removes
 // the objects from members) and releases the binding.
 func (r *Reconciler) finalize(ctx context.Context, b view) error {
@@ -487,6 +494,7 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 			return err
 		}
 	}
+	metrics.SuspendedTemplates.Forget(suspendedKey(b))
 	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
 	return client.IgnoreNotFound(r.Client.Update(ctx, b.obj))
 }

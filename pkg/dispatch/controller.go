@@ -11,6 +11,7 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,6 +101,9 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	default:
 		var results map[applyResult]int
 		results, syncErr = r.apply(ctx, member, work, &work.Status)
+		if syncErr == nil && results[applyCreated]+results[applyUpdated] > 0 {
+			observeLatency(r.Cluster, work)
+		}
 		outcome = fmt.Sprintf("applied: %d created, %d updated, %d unchanged",
 			results[applyCreated], results[applyUpdated], results[applyUnchanged])
 	}
@@ -129,6 +133,21 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{RequeueAfter: watchRetry}, outcome, nil
 	}
 	return ctrl.Result{}, outcome, syncErr
+}
+
+// observeLatency records how long the change just applied took to get
+// here from the hub: since the binding controller wrote it into the Work, or
+// since the Work was released from a hold, whichever is later.
+func observeLatency(cluster string, work *workv1alpha1.Work) {
+	start, err := time.Parse(time.RFC3339Nano, work.Annotations[workkeys.ChangedAtAnnotation])
+	if err != nil {
+		return // written by something else than the binding controller
+	}
+	if c := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionDispatching); c != nil &&
+		c.Status == metav1.ConditionTrue && c.LastTransitionTime.After(start) {
+		start = c.LastTransitionTime.Time
+	}
+	metrics.DispatchLatency.WithLabelValues(cluster).Observe(time.Since(start).Seconds())
 }
 
 // watchRetry is how soon a Work whose member kinds are not yet watched is

@@ -241,7 +241,9 @@ func Register(hub cache.Cache) error {
 	if err != nil {
 		return fmt.Errorf("metrics: counting Works for federator_works: %w", err)
 	}
-	for _, c := range []prometheus.Collector{ManifestWrites, collector{reader: hub, works: works, synced: registration.HasSynced}} {
+	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency,
+		collector{reader: hub, works: works, synced: registration.HasSynced},
+		suspendedCollector{reader: hub, templates: SuspendedTemplates}} {
 		if err := crmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already {
 				return err

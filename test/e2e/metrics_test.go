@@ -6,6 +6,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/test/framework"
 )
@@ -33,6 +35,19 @@ var _ = Describe("metrics", func() {
 			MatchRegexp(`federator_works\{cluster="member1",dispatching="Dispatching"\} [1-9]`),
 			ContainSubstring(`federator_cluster_ready{cluster="member1"} 1`),
 			MatchRegexp(`federator_member_manifest_applies_total\{cluster="member1",result="created"\} [1-9]`),
+			MatchRegexp(`federator_dispatch_latency_seconds_count\{cluster="member1"\} [1-9]`),
 		))
+
+		By("suspending the template with a reason: the suspended gauge and its reason")
+		Expect(scrape()).NotTo(ContainSubstring(`federator_suspended{kind="Deployment",name="web",namespace="metrics"}`))
+		Expect(hubClient.Patch(ctx, deploymentRef(ns, name), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata": {"annotations": {"propagation.federator.dev/suspended": "incident 42"}}}`)))).To(Succeed())
+		Eventually(scrape).Should(And(
+			ContainSubstring(`federator_suspended{kind="Deployment",name="web",namespace="metrics"} 1`),
+			ContainSubstring(`federator_suspended_info{kind="Deployment",name="web",namespace="metrics",reason="incident 42"} 1`),
+		))
+		Expect(hubClient.Patch(ctx, deploymentRef(ns, name), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata": {"annotations": {"propagation.federator.dev/suspended": null}}}`)))).To(Succeed())
+		Eventually(scrape).ShouldNot(ContainSubstring(`federator_suspended{kind="Deployment",name="web",namespace="metrics"}`))
 	})
 })
