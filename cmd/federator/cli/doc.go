@@ -1,0 +1,8 @@
+// Package cli owns federator's commands for operating a rollout from a
+// terminal or as the kubectl plugin kubectl-federator: where they connect
+// (--kubeconfig, $KUBECONFIG, --fleet DIR, --context, -n/-A), suspend and
+// resume through the suspension annotations.
+//
+// The one write it makes is an annotation on the object a person named
+// (suspend, resume).
+package cli
