@@ -30,6 +30,13 @@ func clusterBindingOf(crb *workv1alpha2.ClusterResourceBinding) binding {
 	return binding{obj: crb, spec: &crb.Spec, status: &crb.Status, clusterScoped: true}
 }
 
+func (b binding) kind() string {
+	if b.clusterScoped {
+		return "ClusterResourceBinding"
+	}
+	return "ResourceBinding"
+}
+
 // policy names the policy that claims the binding's template, from the
 // annotations the detector records (Karmada's keys); kind "" when none.
 func (b binding) policy() ref {
@@ -61,6 +68,13 @@ func (b binding) targets() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// workKey is the Work that carries the binding's template to cluster, by
+// Karmada's naming.
+func (b binding) workKey(cluster string) client.ObjectKey {
+	r := b.spec.Resource
+	return client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(cluster), Name: names.GenerateWorkName(r.Kind, r.Name, r.Namespace)}
 }
 
 // listBindings lists the ResourceBindings in namespace, or with all every

@@ -11,11 +11,11 @@ import (
 type connector func(connection) (*hub, error)
 
 // Commands are the rollout commands federator's root command carries:
-// suspend and resume.
+// suspend, resume and get.
 func Commands() []*cobra.Command { return commands(connect) }
 
 func commands(c connector) []*cobra.Command {
-	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c)}
+	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c)}
 }
 
 // exactArgs wants n arguments and, when they are not there, repeats the

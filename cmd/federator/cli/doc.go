@@ -1,8 +1,11 @@
 // Package cli owns federator's commands for operating a rollout from a
 // terminal or as the kubectl plugin kubectl-federator: where they connect
 // (--kubeconfig, $KUBECONFIG, --fleet DIR, --context, -n/-A), suspend and
-// resume through the suspension annotations.
+// resume through the suspension annotations, and get (policies, bindings,
+// Works, clusters and the per-cluster rollout view).
 //
-// The one write it makes is an annotation on the object a person named
-// (suspend, resume).
+// It only reads what the controllers decided and wrote: holds come from
+// each Work's spec.suspendDispatching and hold annotations, never
+// re-decided here. The one write it makes is an annotation on the object a
+// person named (suspend, resume).
 package cli

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -26,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
+	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
 // testNow is the clock of every test hub: AGE columns are stable.
@@ -167,4 +171,45 @@ func cluster(name string) *clusterv1alpha1.Cluster {
 		Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://" + name + ".test:6443"},
 		Status: clusterv1alpha1.ClusterStatus{KubernetesVersion: "v1.34.1", Conditions: []metav1.Condition{
 			{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "ClusterReady"}}}}
+}
+
+// workFor is the Work the binding controller writes for rb's template on
+// cluster, carrying tpl (as read from h) as pkg/binding builds it.
+func workFor(t *testing.T, rb *workv1alpha2.ResourceBinding, tpl *unstructured.Unstructured, cluster string) *workv1alpha1.Work {
+	t.Helper()
+	b := bindingOf(rb)
+	key := b.workKey(cluster)
+	m, err := bindingctl.Manifest(tpl, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, false, bindingctl.Origin{
+		BindingNamespace: rb.Namespace, BindingName: rb.Name, BindingID: rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel],
+		WorkNamespace: key.Namespace, WorkName: key.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(m.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &workv1alpha1.Work{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Generation: 1,
+			Labels:            map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel]},
+			Annotations:       map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotationKey: rb.Namespace, workv1alpha2.ResourceBindingNameAnnotationKey: rb.Name},
+			CreationTimestamp: created(time.Hour)},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}}},
+	}
+}
+
+// template reads a Deployment template back from h as the CLI does.
+func template(t *testing.T, h *hub, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := getObject(context.Background(), h.client, appsv1.SchemeGroupVersion.WithKind("Deployment"), "demo", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// memberStatus is a Deployment status as the dispatcher collects it.
+func memberStatus(ready, replicas int32) *runtime.RawExtension {
+	raw, _ := json.Marshal(map[string]any{"replicas": replicas, "readyReplicas": ready, "generation": 4})
+	return &runtime.RawExtension{Raw: raw}
 }
