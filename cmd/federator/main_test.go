@@ -12,7 +12,7 @@ func TestRootCommandNamesHowItWasInvoked(t *testing.T) {
 		if got := root.DisplayName(); got != want {
 			t.Errorf("invoked as %s: named %q, want %q", invokedAs, got, want)
 		}
-		for _, sub := range []string{"up", "controller", "suspend", "resume", "get"} {
+		for _, sub := range []string{"up", "controller", "suspend", "resume", "get", "diff"} {
 			if c, _, err := root.Find([]string{sub}); err != nil || c.Name() != sub {
 				t.Errorf("invoked as %s: no %s command", invokedAs, sub)
 			}

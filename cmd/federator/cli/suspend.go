@@ -64,7 +64,7 @@ func newResumeCommand(connect connector) *cobra.Command {
 suspended.propagation.federator.dev/<cluster>) from a policy or a template. What
 is not suspended says so and exits 0. Whatever still holds the same clusters
 (a policy's spec.suspension, the annotation on the policy or on the template)
-is named with what releases it.`,
+is named with what releases it. ` + "`federator diff`" + ` shows first what resuming changes.`,
 		Example: `  federator resume pp web -n demo
   federator resume deployment web -n demo --clusters member3`,
 		Args: exactArgs(2),
