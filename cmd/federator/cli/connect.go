@@ -163,12 +163,12 @@ func connect(c connection) (*hub, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", choice, err)
 	}
 	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), dc, func(string) {})
-	c2, err := client.New(cfg, client.Options{Scheme: policy.NewScheme(), Mapper: mapper})
+	hubClient, err := client.New(cfg, client.Options{Scheme: policy.NewScheme(), Mapper: mapper})
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", choice, err)
 	}
-	return &hub{client: c2, mapper: mapper, namespace: namespace, allNamespaces: c.allNamespaces,
-		host: cfg.Host, kubeconfig: choice, member: memberClient(c2), now: time.Now}, nil
+	return &hub{client: hubClient, mapper: mapper, namespace: namespace, allNamespaces: c.allNamespaces,
+		host: cfg.Host, kubeconfig: choice, member: memberClient(hubClient), now: time.Now}, nil
 }
 
 // memberClient reaches a member as the hub's controllers do: with the

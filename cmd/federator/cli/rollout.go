@@ -11,10 +11,10 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -305,12 +305,13 @@ func gatherRollouts(ctx context.Context, h *hub, name string) ([]templateRollout
 		return nil, h.explain(err, "list", ref{kind: "Works", resource: "works.work.karmada.io"})
 	}
 	selected := rolloutFilter(name)
+	tpls := &templates{h: h, byKind: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{}}
 	var out []templateRollout
 	for _, b := range bindings {
 		if !selected(b.template()) {
 			continue
 		}
-		item, err := rolloutOf(ctx, h, b, works)
+		item, err := rolloutOf(ctx, h, b, tpls, works)
 		if err != nil {
 			return nil, err
 		}
@@ -323,7 +324,37 @@ func gatherRollouts(ctx context.Context, h *hub, name string) ([]templateRollout
 	return out, nil
 }
 
-func rolloutOf(ctx context.Context, h *hub, b binding, works map[client.ObjectKey]*workv1alpha1.Work) (templateRollout, error) {
+// templates reads resource templates with one list per kind rather than
+// one request per template, so a --watch refresh of a large hub costs it a
+// few requests.
+type templates struct {
+	h      *hub
+	byKind map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured
+}
+
+// get returns the template, nil when there is none.
+func (t *templates) get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	index, listed := t.byKind[gvk]
+	if !listed {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		var opts []client.ListOption
+		if !t.h.allNamespaces && namespace != "" {
+			opts = append(opts, client.InNamespace(t.h.namespace))
+		}
+		if err := t.h.client.List(ctx, list, opts...); err != nil {
+			return nil, t.h.explain(err, "list", ref{kind: gvk.Kind, namespace: namespace})
+		}
+		index = make(map[client.ObjectKey]*unstructured.Unstructured, len(list.Items))
+		for i := range list.Items {
+			index[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
+		}
+		t.byKind[gvk] = index
+	}
+	return index[client.ObjectKey{Namespace: namespace, Name: name}], nil
+}
+
+func rolloutOf(ctx context.Context, h *hub, b binding, tpls *templates, works map[client.ObjectKey]*workv1alpha1.Work) (templateRollout, error) {
 	res := b.spec.Resource
 	item := templateRollout{
 		Template: templateInfo{APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name},
@@ -332,13 +363,11 @@ func rolloutOf(ctx context.Context, h *hub, b binding, works map[client.ObjectKe
 	if p := b.policy(); p.kind != "" {
 		item.Policy = &objectRef{Kind: p.kind, Namespace: p.namespace, Name: p.name}
 	}
-	tpl, err := getObject(ctx, h.client, b.templateGVK(), res.Namespace, res.Name)
-	switch {
-	case apierrors.IsNotFound(err):
-		tpl = nil
-	case err != nil:
-		return item, h.explain(err, "get", ref{kind: res.Kind, namespace: res.Namespace, name: res.Name})
-	default:
+	tpl, err := tpls.get(ctx, b.templateGVK(), res.Namespace, res.Name)
+	if err != nil {
+		return item, err
+	}
+	if tpl != nil {
 		item.Template.Generation = tpl.GetGeneration()
 	}
 	deleting := tpl == nil || !tpl.GetDeletionTimestamp().IsZero() || !b.obj.GetDeletionTimestamp().IsZero()

@@ -269,3 +269,24 @@ func TestRolloutNamesTheClaimingPolicy(t *testing.T) {
 		t.Errorf("items %+v, want web claimed by ClusterPropagationPolicy everywhere", items)
 	}
 }
+
+// A binding whose template is gone is on its way out: every cluster says
+// Deleting, whatever its Work still says.
+func TestRolloutOfADeletedTemplateIsDeleting(t *testing.T) {
+	h := rolloutHub(t)
+	if err := h.client.Delete(t.Context(), deployment("api", "", 0, nil)); err != nil {
+		t.Fatal(err)
+	}
+	items, err := gatherRollouts(t.Context(), h, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || len(items[0].Clusters) != 2 {
+		t.Fatalf("items %+v, want api on member1 and member2", items)
+	}
+	for _, c := range items[0].Clusters {
+		if c.State != StateDeleting {
+			t.Errorf("%s: %s, want Deleting", c.Cluster, c.State)
+		}
+	}
+}
