@@ -33,7 +33,7 @@ var _ = Describe("federator CLI connection (cli)", func() {
 	kubeconfig := func(path, server string, auth *clientcmdapi.AuthInfo) {
 		GinkgoHelper()
 		cfg := clientcmdapi.NewConfig()
-		cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: theFleet.Hub.Config.CAData}
+		cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: hubConfig().CAData}
 		cfg.AuthInfos["user"] = auth
 		cfg.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "user", Namespace: ns}
 		cfg.CurrentContext = "hub"
@@ -42,7 +42,7 @@ var _ = Describe("federator CLI connection (cli)", func() {
 
 	It("finds the hub by $KUBECONFIG, --fleet DIR or ./.fleet, and takes -n from the context", func() {
 		propagatedEverywhere(ns, "web")
-		hubKubeconfig := theFleet.Hub.KubeconfigPath
+		hubKubeconfig := hubKubeconfig()
 		nowhere := GinkgoT().TempDir()
 
 		r := inDir(nowhere, []string{"KUBECONFIG=" + hubKubeconfig}, "get", "clusters")
@@ -55,8 +55,8 @@ var _ = Describe("federator CLI connection (cli)", func() {
 
 		here := GinkgoT().TempDir()
 		Expect(os.Mkdir(filepath.Join(here, ".fleet"), 0o755)).To(Succeed())
-		kubeconfig(filepath.Join(here, ".fleet", "hub.kubeconfig"), theFleet.Hub.Config.Host, &clientcmdapi.AuthInfo{
-			ClientCertificateData: theFleet.Hub.Config.CertData, ClientKeyData: theFleet.Hub.Config.KeyData})
+		kubeconfig(filepath.Join(here, ".fleet", "hub.kubeconfig"), hubConfig().Host, &clientcmdapi.AuthInfo{
+			ClientCertificateData: hubConfig().CertData, ClientKeyData: hubConfig().KeyData})
 		r = inDir(here, nil, "get", "rollout")
 		Expect(r.code).To(Equal(0), r.stderr)
 		Expect(r.stdout).To(MatchRegexp(`(?m)^Deployment/web\s+member2\s+Applied`), "the context's namespace is cli-connect")
@@ -78,7 +78,7 @@ var _ = Describe("federator CLI connection (cli)", func() {
 		Expect(r.stderr).To(ContainSubstring("cannot reach the hub at https://127.0.0.1:1 (kubeconfig " + dead + " (--kubeconfig))"))
 
 		By("a user who may read policies but not patch them")
-		hubCS, err := kubernetes.NewForConfig(theFleet.Hub.Config)
+		hubCS, err := kubernetes.NewForConfig(hubConfig())
 		Expect(err).NotTo(HaveOccurred())
 		_, err = hubCS.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "viewer"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
@@ -93,7 +93,7 @@ var _ = Describe("federator CLI connection (cli)", func() {
 		token, err := hubCS.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "viewer", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		viewer := filepath.Join(dir, "viewer.kubeconfig")
-		kubeconfig(viewer, theFleet.Hub.Config.Host, &clientcmdapi.AuthInfo{Token: token.Status.Token})
+		kubeconfig(viewer, hubConfig().Host, &clientcmdapi.AuthInfo{Token: token.Status.Token})
 
 		r = inDir(dir, nil, "suspend", "pp", "web", "-m", "not mine to pause", "--kubeconfig", viewer)
 		Expect(r.code).To(Equal(1))

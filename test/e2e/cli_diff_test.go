@@ -22,10 +22,10 @@ var _ = Describe("federator diff (cli)", func() {
 	// and its Works.
 	written := func() map[string]string {
 		out := map[string]string{}
-		for m := range members {
+		for m, c := range members {
 			d := &appsv1.Deployment{}
-			d.Namespace, d.Name = ns, "web"
-			out[m] = memberResourceVersion(m, d)
+			Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			out[m] = d.ResourceVersion
 		}
 		for name, obj := range map[string]client.Object{"template": &appsv1.Deployment{}, "policy": &policyv1alpha1.PropagationPolicy{}} {
 			err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, obj)

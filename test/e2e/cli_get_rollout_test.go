@@ -30,7 +30,15 @@ var _ = Describe("federator get (cli)", func() {
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:local"}}}}},
 		})).To(Succeed())
 		deployment(ns, "web", "nginx:1.25")
-		propagationPolicy(ns, "web", "")
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: %s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+`, ns)
 		Eventually(func() map[string]string { return rolloutStates(ns, "web") }).Should(Equal(
 			map[string]string{"member1": "Applied", "member2": "Failed", "member3": "Applied"}))
 		failed := rolloutOf(ns, "web")["member2"]
@@ -49,7 +57,7 @@ var _ = Describe("federator get (cli)", func() {
 
 		By("--watch prints again when member1 is suspended")
 		watch, err := gexec.Start(exec.Command(federatorBinary(), "get", "rollout", "web", "-n", ns, "--watch", "--interval", "300ms",
-			"--kubeconfig", theFleet.Hub.KubeconfigPath), GinkgoWriter, GinkgoWriter)
+			"--kubeconfig", hubKubeconfig()), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { watch.Kill().Wait("10s") })
 		Eventually(watch.Out).Should(gbytes.Say(`member1\s+Applied`))

@@ -13,6 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 )
 
 // cliRun is one run of the federator binary: what it printed, and how it
@@ -22,11 +23,16 @@ type cliRun struct {
 	code           int
 }
 
+// hubKubeconfig is the suite's hub kubeconfig file and hubConfig its admin
+// access: the one place the CLI specs read the suite's fleet.
+func hubKubeconfig() string   { return theFleet.Hub.KubeconfigPath }
+func hubConfig() *rest.Config { return theFleet.Hub.Config }
+
 // federatorCLI runs `federator ARGS --kubeconfig HUB` as a person would,
 // with the binary the suite built.
 func federatorCLI(args ...string) cliRun {
 	GinkgoHelper()
-	return runCLI(exec.Command(federatorBinary(), append(args, "--kubeconfig", theFleet.Hub.KubeconfigPath)...))
+	return runCLI(exec.Command(federatorBinary(), append(args, "--kubeconfig", hubKubeconfig())...))
 }
 
 // runCLI runs cmd to its end (a minute at most) and logs it for a failed

@@ -28,7 +28,7 @@ var _ = Describe("kubectl federator (cli plugin)", func() {
 		r := kubectl("plugin", "list")
 		Expect(r.stdout).To(ContainSubstring(filepath.Join(plugins, "kubectl-federator")))
 
-		r = kubectl("federator", "get", "rollout", "-n", ns, "--kubeconfig", theFleet.Hub.KubeconfigPath)
+		r = kubectl("federator", "get", "rollout", "-n", ns, "--kubeconfig", hubKubeconfig())
 		Expect(r.code).To(Equal(0), r.stderr)
 		for m := range members {
 			Expect(r.stdout).To(MatchRegexp(`(?m)^Deployment/web\s+%s\s+Applied\s+\d+\s+\S+\s+nginx:1\.25\s+-$`, m))
@@ -37,7 +37,7 @@ var _ = Describe("kubectl federator (cli plugin)", func() {
 		By("its help and errors speak of `kubectl federator`")
 		r = kubectl("federator", "get", "--help")
 		Expect(r.stdout).To(ContainSubstring("kubectl federator get policies|bindings|works|clusters|rollout"))
-		r = kubectl("federator", "get", "deployments", "--kubeconfig", theFleet.Hub.KubeconfigPath)
+		r = kubectl("federator", "get", "deployments", "--kubeconfig", hubKubeconfig())
 		Expect(r.code).NotTo(Equal(0))
 		Expect(r.stderr).To(HavePrefix("kubectl federator: get deployments: unknown kind of object"))
 	})
