@@ -16,7 +16,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build binaries manifests test unit e2e bench up vet fmt clean
+.PHONY: all build install binaries manifests test unit e2e bench up vet fmt clean
 
 all: build binaries
 
@@ -24,6 +24,15 @@ build: $(BIN)/federator
 
 $(BIN)/federator: $(shell find cmd apis pkg -name '*.go' 2>/dev/null) go.mod go.sum
 	go build -o $@ ./cmd/federator
+
+# Install federator, and kubectl-federator beside it so that kubectl finds
+# it as a plugin (`kubectl federator get rollout`), into INSTALL_DIR: Go's
+# bin directory unless told otherwise (make install INSTALL_DIR=/usr/local/bin).
+INSTALL_DIR ?= $(shell go env GOPATH)/bin
+install: build
+	install -d $(INSTALL_DIR)
+	install -m 0755 $(BIN)/federator $(INSTALL_DIR)/federator
+	ln -sf federator $(INSTALL_DIR)/kubectl-federator
 
 # Fleet binaries: kube-apiserver, etcd and kube-controller-manager, built from
 # hack/tools (pinned to the Kubernetes version of client-go), and the kubectl

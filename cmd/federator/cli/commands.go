@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// connector connects to the hub the flags name; tests substitute a fake.
+type connector func(connection) (*hub, error)
+
+// Commands are the rollout commands federator's root command carries:
+// suspend, resume, get and diff.
+func Commands() []*cobra.Command { return commands(connect) }
+
+func commands(c connector) []*cobra.Command {
+	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c)}
+}
+
+// exactArgs wants n arguments and, when they are not there, repeats the
+// usage line so a person sees what goes where.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		got := fmt.Sprint(len(args))
+		if len(args) > 0 {
+			got += " (" + strings.Join(quoteAll(args), " ") + ")"
+		}
+		return fmt.Errorf("%s takes %d arguments, got %s: usage: %s", cmd.Name(), n, got, cmd.UseLine())
+	}
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = fmt.Sprintf("%q", a)
+	}
+	return out
+}

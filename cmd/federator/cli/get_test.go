@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// objectsHub is rolloutHub plus what `get policies|bindings` lists beside
+// it: a suspended ClusterPropagationPolicy and its ClusterResourceBinding.
+func objectsHub(t *testing.T) *hub {
+	t.Helper()
+	h := rolloutHub(t)
+	cpp := &policyv1alpha1.ClusterPropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "roles", CreationTimestamp: created(48 * time.Hour),
+			Annotations: map[string]string{onMember2: "true", "suspended.propagation.federator.dev/member1": "audit"}},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors:  []policyv1alpha1.ResourceSelector{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}},
+			ConflictResolution: policyv1alpha1.ConflictOverwrite, Priority: ptr.To[int32](5),
+			Suspension: &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member3", "member4"}}},
+		},
+	}
+	crb := &workv1alpha2.ClusterResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader-clusterrole", CreationTimestamp: created(48 * time.Hour),
+			Annotations: map[string]string{policyv1alpha1.ClusterPropagationPolicyAnnotation: "roles"}},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "reader"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}}},
+	}
+	if err := h.client.Create(context.Background(), cpp); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Create(context.Background(), crb); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestGetObjectsGolden(t *testing.T) {
+	runGolden(t, objectsHub, []goldenCase{
+		{"policies-all-namespaces.golden", []string{"get", "policies", "-A"}},
+		{"pp-wide.golden", []string{"get", "pp", "-n", "demo", "-o", "wide"}},
+		{"cpp.yaml.golden", []string{"get", "cpp", "roles", "-o", "yaml"}},
+		{"bindings-wide.golden", []string{"get", "bindings", "-A", "-o", "wide"}},
+		{"rb.golden", []string{"get", "rb", "-n", "demo"}},
+		{"works-wide.golden", []string{"get", "works", "-n", "demo", "-o", "wide"}},
+		{"clusters-wide.golden", []string{"get", "clusters", "-o", "wide"}},
+	})
+}
+
+func TestGetArguments(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{"nothing to list", []string{"get"}, "get takes what to list and an optional NAME"},
+		{"an unknown kind of object", []string{"get", "deployments"},
+			"get deployments: unknown kind of object; list one of: rollout, policies, pp, cpp, bindings, rb, crb, works, clusters"},
+		{"an unknown output format", []string{"get", "rollout", "-o", "xml"}, "-o xml: unknown output format; use wide, yaml or json"},
+		{"a named policy that is not there", []string{"get", "policies", "nope", "-n", "demo"},
+			`no PropagationPolicy or ClusterPropagationPolicy named "nope" in namespace demo`},
+		{"a named cluster that is not there", []string{"get", "cluster", "member9"}, `no Cluster named "member9" on the hub`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := run(t, objectsHub(t), tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+func TestWatchPrintsOnlyChanges(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	states := []string{"a", "a", "b", "b", "b"}
+	calls := 0
+	render := func(context.Context) ([]byte, []byte, error) {
+		s := states[min(calls, len(states)-1)]
+		calls++
+		if calls == len(states) {
+			cancel()
+		}
+		return []byte("shown " + s + "\n"), []byte(s), nil
+	}
+	var out, errOut strings.Builder
+	if err := watchLoop(ctx, time.Millisecond, render, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "shown a\n\nshown b\n" {
+		t.Errorf("printed %q, want each state once", out.String())
+	}
+}

@@ -1,0 +1,391 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+	bindingctl "github.com/federator-dev/federator/pkg/binding"
+)
+
+// The states `get rollout` reports per template and cluster (names fixed
+// in DESIGN.md).
+const (
+	// StateApplied: the member runs the template's current generation.
+	StateApplied = "Applied"
+	// StateHeld: something holds the cluster's copy; the message says what
+	// and what releases it.
+	StateHeld = "Held"
+	// StateFailed: the member refused the Work; the message is its error.
+	StateFailed = "Failed"
+	// StatePending: not applied yet (no Work yet, the Work not yet at the
+	// template's generation, or the member not yet done).
+	StatePending = "Pending"
+	// StateDeleting: the copy is being removed from the member.
+	StateDeleting = "Deleting"
+)
+
+// RolloutListVersion and RolloutListKind identify `get rollout -o json`'s
+// document; a field is only ever added to it.
+const (
+	RolloutListVersion = "cli.federator.dev/v1alpha1"
+	RolloutListKind    = "RolloutList"
+)
+
+// rolloutList is `get rollout -o json|yaml`: one item per template.
+type rolloutList struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Items      []templateRollout `json:"items"`
+}
+
+// templateRollout is one template and each of its target clusters.
+type templateRollout struct {
+	Template templateInfo     `json:"template"`
+	Policy   *objectRef       `json:"policy,omitempty"`
+	Binding  objectRef        `json:"binding"`
+	Clusters []clusterRollout `json:"clusters"`
+}
+
+type templateInfo struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	// Generation is the template's metadata.generation on the hub; 0 when
+	// the template is gone.
+	Generation int64 `json:"generation"`
+}
+
+type objectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// clusterRollout is the state of one template in one cluster.
+type clusterRollout struct {
+	Cluster string `json:"cluster"`
+	// State is Applied, Held, Failed, Pending or Deleting.
+	State string `json:"state"`
+	// Generation is the template generation the member runs; set when
+	// Applied.
+	Generation int64 `json:"generation,omitempty"`
+	// Images are the container images the member runs; set when Applied.
+	Images []string `json:"images,omitempty"`
+	// ReadyReplicas and DesiredReplicas come from the status collected from
+	// the member, for workloads.
+	ReadyReplicas   *int64 `json:"readyReplicas,omitempty"`
+	DesiredReplicas *int64 `json:"desiredReplicas,omitempty"`
+	// Reason is the hold reason when Held (SuspendDispatching, ...), else
+	// the Work's Applied condition reason.
+	Reason string `json:"reason,omitempty"`
+	// Message says, for a person, what holds it and what releases it, the
+	// member's error, or what it waits for.
+	Message string     `json:"message,omitempty"`
+	Work    *objectRef `json:"work,omitempty"`
+}
+
+// clusterState is the pure summary of one cluster's copy from its Work
+// (nil when there is none yet). current says whether the Work carries the
+// template's latest generation; deleting, whether the template or its
+// binding is going away.
+func clusterState(cluster string, work *workv1alpha1.Work, current, deleting bool, templateGeneration int64) clusterRollout {
+	r := clusterRollout{Cluster: cluster}
+	if work == nil {
+		if deleting {
+			r.State, r.Message = StateDeleting, "removed from "+cluster
+			return r
+		}
+		r.State, r.Message = StatePending, "no Work for "+cluster+" yet"
+		return r
+	}
+	r.Work = &objectRef{Kind: "Work", Namespace: work.Namespace, Name: work.Name}
+	manifest := workManifest(work)
+	ready, desired := replicas(work, manifest)
+	r.ReadyReplicas, r.DesiredReplicas = ready, desired
+	applied := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionApplied)
+	switch {
+	case deleting || !work.DeletionTimestamp.IsZero():
+		r.State, r.Message = StateDeleting, "being removed from "+cluster
+	case ptr.Deref(work.Spec.SuspendDispatching, false):
+		r.State = StateHeld
+		r.Reason = work.Annotations[workkeys.HoldReasonAnnotation]
+		r.Message = work.Annotations[workkeys.HoldMessageAnnotation]
+		if r.Reason == "" {
+			r.Reason = workkeys.ReasonSuspendDispatching
+		}
+		if r.Message == "" {
+			r.Message = workkeys.MessageSuspendDispatching
+		}
+	case applied != nil && applied.Status == metav1.ConditionFalse:
+		r.State, r.Reason, r.Message = StateFailed, applied.Reason, applied.Message
+	case !current:
+		r.State = StatePending
+		r.Message = fmt.Sprintf("the hub has not yet written generation %d into the Work", templateGeneration)
+	case applied == nil || applied.ObservedGeneration != work.Generation:
+		r.State, r.Message = StatePending, "waiting for "+cluster+" to apply the Work"
+	default:
+		r.State, r.Reason = StateApplied, applied.Reason
+		r.Generation = templateGeneration
+		r.Images = images(manifest)
+		if want, ok := specReplicas(manifest); ok {
+			r.DesiredReplicas = &want
+		}
+	}
+	return r
+}
+
+// workManifest decodes a Work's first manifest (federator's Works carry
+// one); nil when it has none or it does not decode.
+func workManifest(work *workv1alpha1.Work) *unstructured.Unstructured {
+	if len(work.Spec.Workload.Manifests) == 0 {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(work.Spec.Workload.Manifests[0].Raw); err != nil {
+		return nil
+	}
+	return u
+}
+
+// replicas reads ready and desired replicas from the status the Work
+// collected from its member; nil when the kind reports none.
+func replicas(work *workv1alpha1.Work, manifest *unstructured.Unstructured) (ready, desired *int64) {
+	if len(work.Status.ManifestStatuses) == 0 || work.Status.ManifestStatuses[0].Status == nil {
+		return nil, nil
+	}
+	var status map[string]any
+	if json.Unmarshal(work.Status.ManifestStatuses[0].Status.Raw, &status) != nil {
+		return nil, nil
+	}
+	number := func(keys ...string) *int64 {
+		for _, k := range keys {
+			if v, ok := status[k].(float64); ok {
+				return ptr.To(int64(v))
+			}
+		}
+		return nil
+	}
+	desired = number("replicas", "desiredNumberScheduled")
+	if desired == nil {
+		if want, ok := specReplicas(manifest); ok {
+			desired = &want
+		}
+	}
+	if desired == nil {
+		return nil, nil
+	}
+	ready = number("readyReplicas", "numberReady")
+	if ready == nil {
+		ready = ptr.To[int64](0) // omitted when zero
+	}
+	return ready, desired
+}
+
+func specReplicas(manifest *unstructured.Unstructured) (int64, bool) {
+	if manifest == nil {
+		return 0, false
+	}
+	v, found, err := unstructured.NestedInt64(manifest.Object, "spec", "replicas")
+	return v, found && err == nil
+}
+
+// podSpecPaths are where workloads keep their pod's containers.
+var podSpecPaths = [][]string{
+	{"spec", "template", "spec"},                        // Deployment, StatefulSet, DaemonSet, ReplicaSet, Job
+	{"spec", "jobTemplate", "spec", "template", "spec"}, // CronJob
+	{"spec"}, // Pod
+}
+
+// images are the container images a manifest runs, in order.
+func images(manifest *unstructured.Unstructured) []string {
+	if manifest == nil {
+		return nil
+	}
+	for _, path := range podSpecPaths {
+		containers, found, _ := unstructured.NestedSlice(manifest.Object, append(slices.Clone(path), "containers")...)
+		if !found {
+			continue
+		}
+		var out []string
+		for _, c := range containers {
+			if image, _ := c.(map[string]any)["image"].(string); image != "" {
+				out = append(out, image)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// carriesTemplate reports whether work carries tpl as the binding
+// controller would write it now (pkg/binding's Manifest), i.e. whether the
+// Work is at the template's latest generation.
+func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work) bool {
+	have := workManifest(work)
+	if have == nil || tpl == nil {
+		return false
+	}
+	idLabel := workv1alpha2.ResourceBindingPermanentIDLabel
+	if b.clusterScoped {
+		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	want, err := bindingctl.Manifest(tpl, target, b.spec.Replicas > 0, bindingctl.Origin{
+		ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
+		BindingID: b.obj.GetLabels()[idLabel], WorkNamespace: work.Namespace, WorkName: work.Name,
+		ConflictResolution: b.spec.ConflictResolution,
+	})
+	if err != nil {
+		return false
+	}
+	// Both decoded from JSON the same way, so numbers compare alike.
+	raw, err := json.Marshal(want.Object)
+	if err != nil {
+		return false
+	}
+	decoded := &unstructured.Unstructured{}
+	if decoded.UnmarshalJSON(raw) != nil {
+		return false
+	}
+	return reflect.DeepEqual(have.Object, decoded.Object)
+}
+
+// listWorks indexes every Work on the hub by namespace and name.
+func listWorks(ctx context.Context, c client.Reader) (map[client.ObjectKey]*workv1alpha1.Work, error) {
+	works := &workv1alpha1.WorkList{}
+	if err := c.List(ctx, works); err != nil {
+		return nil, err
+	}
+	out := make(map[client.ObjectKey]*workv1alpha1.Work, len(works.Items))
+	for i := range works.Items {
+		out[client.ObjectKeyFromObject(&works.Items[i])] = &works.Items[i]
+	}
+	return out, nil
+}
+
+// rolloutFilter selects templates by the NAME argument: "web" or
+// "Deployment/web" (kind matched case-insensitively).
+func rolloutFilter(arg string) func(ref) bool {
+	if arg == "" {
+		return func(ref) bool { return true }
+	}
+	kind, name, hasKind := strings.Cut(arg, "/")
+	if !hasKind {
+		name, kind = arg, ""
+	}
+	return func(r ref) bool {
+		return r.name == name && (kind == "" || strings.EqualFold(r.kind, kind))
+	}
+}
+
+// gatherRollouts reads, from the hub, the state of every selected template
+// in every cluster it targets or is leaving.
+func gatherRollouts(ctx context.Context, h *hub, name string) ([]templateRollout, error) {
+	bindings, err := listBindings(ctx, h.client, h.namespace, h.allNamespaces)
+	if err != nil {
+		return nil, h.explain(err, "list", ref{kind: "ResourceBindings", namespace: h.namespace, resource: "resourcebindings.work.karmada.io"})
+	}
+	works, err := listWorks(ctx, h.client)
+	if err != nil {
+		return nil, h.explain(err, "list", ref{kind: "Works", resource: "works.work.karmada.io"})
+	}
+	selected := rolloutFilter(name)
+	tpls := &templates{h: h, byKind: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{}}
+	var out []templateRollout
+	for _, b := range bindings {
+		if !selected(b.template()) {
+			continue
+		}
+		item, err := rolloutOf(ctx, h, b, tpls, works)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, item)
+	}
+	slices.SortFunc(out, func(a, b templateRollout) int {
+		return strings.Compare(a.Template.Namespace+"/"+a.Template.Kind+"/"+a.Template.Name,
+			b.Template.Namespace+"/"+b.Template.Kind+"/"+b.Template.Name)
+	})
+	return out, nil
+}
+
+// templates reads resource templates with one list per kind rather than
+// one request per template, so a --watch refresh of a large hub costs it a
+// few requests.
+type templates struct {
+	h      *hub
+	byKind map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured
+}
+
+// get returns the template, nil when there is none.
+func (t *templates) get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	index, listed := t.byKind[gvk]
+	if !listed {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		var opts []client.ListOption
+		if !t.h.allNamespaces && namespace != "" {
+			opts = append(opts, client.InNamespace(t.h.namespace))
+		}
+		if err := t.h.client.List(ctx, list, opts...); err != nil {
+			return nil, t.h.explain(err, "list", ref{kind: gvk.Kind, namespace: namespace})
+		}
+		index = make(map[client.ObjectKey]*unstructured.Unstructured, len(list.Items))
+		for i := range list.Items {
+			index[client.ObjectKeyFromObject(&list.Items[i])] = &list.Items[i]
+		}
+		t.byKind[gvk] = index
+	}
+	return index[client.ObjectKey{Namespace: namespace, Name: name}], nil
+}
+
+func rolloutOf(ctx context.Context, h *hub, b binding, tpls *templates, works map[client.ObjectKey]*workv1alpha1.Work) (templateRollout, error) {
+	res := b.spec.Resource
+	item := templateRollout{
+		Template: templateInfo{APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name},
+		Binding:  objectRef{Kind: b.kind(), Namespace: b.obj.GetNamespace(), Name: b.obj.GetName()},
+	}
+	if p := b.policy(); p.kind != "" {
+		item.Policy = &objectRef{Kind: p.kind, Namespace: p.namespace, Name: p.name}
+	}
+	tpl, err := tpls.get(ctx, b.templateGVK(), res.Namespace, res.Name)
+	if err != nil {
+		return item, err
+	}
+	if tpl != nil {
+		item.Template.Generation = tpl.GetGeneration()
+	}
+	deleting := tpl == nil || !tpl.GetDeletionTimestamp().IsZero() || !b.obj.GetDeletionTimestamp().IsZero()
+	targeted := map[string]bool{}
+	for _, target := range b.spec.Clusters {
+		targeted[target.Name] = true
+		w := works[b.workKey(target.Name)]
+		current := w != nil && carriesTemplate(b, tpl, target, w)
+		item.Clusters = append(item.Clusters, clusterState(target.Name, w, current, deleting, item.Template.Generation))
+	}
+	// Works of clusters the binding no longer targets are on their way out.
+	for key, w := range works {
+		cluster, err := names.GetClusterName(key.Namespace)
+		if err != nil || targeted[cluster] || key != b.workKey(cluster) {
+			continue
+		}
+		item.Clusters = append(item.Clusters, clusterState(cluster, w, false, true, item.Template.Generation))
+	}
+	slices.SortFunc(item.Clusters, func(a, b clusterRollout) int { return strings.Compare(a.Cluster, b.Cluster) })
+	return item, nil
+}
