@@ -2,12 +2,14 @@ package binding
 
 import (
 	"fmt"
+	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/resourceinterpreter/default/native/prune"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
@@ -53,6 +55,14 @@ func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetClu
 	annotations := m.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
+	}
+	// What holds a template is the hub's business: members do not get the
+	// suspension annotations, so suspending or resuming a template rewrites
+	// no member object, held or not.
+	for k := range annotations {
+		if k == policykeys.SuspendedAnnotation || strings.HasPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix) {
+			delete(annotations, k)
+		}
 	}
 	if o.ClusterScoped {
 		labels[workv1alpha2.ClusterResourceBindingPermanentIDLabel] = o.BindingID

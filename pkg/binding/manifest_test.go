@@ -143,3 +143,33 @@ func equalObjects(a, b *unstructured.Unstructured) bool {
 	jb, _ := b.MarshalJSON()
 	return string(ja) == string(jb)
 }
+
+// Suspending or resuming a template must not rewrite member objects: the
+// suspension annotations stay on the hub, every other annotation travels.
+func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
+	tmpl := decode(t, deploymentYAML)
+	a := tmpl.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a["propagation.federator.dev/suspended"] = "incident 42"
+	a["suspended.propagation.federator.dev/member3"] = "canary"
+	a["team.example.com/owner"] = "checkout"
+	tmpl.SetAnnotations(a)
+	m, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.GetAnnotations()
+	for _, k := range []string{"propagation.federator.dev/suspended", "suspended.propagation.federator.dev/member3"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("member manifest carries %s", k)
+		}
+	}
+	if got["team.example.com/owner"] != "checkout" {
+		t.Errorf("a user's annotation was dropped: %v", got)
+	}
+	if tmpl.GetAnnotations()["propagation.federator.dev/suspended"] != "incident 42" {
+		t.Error("Manifest changed the template")
+	}
+}

@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // `federator suspend` and `federator resume`, run as the built binary: the
@@ -45,9 +47,9 @@ var _ = Describe("federator suspend and resume (cli)", func() {
 	It("suspends a policy with a reason that reaches the Works and get rollout, rolls no generation, and resume converges", func() {
 		const ns = "cli-suspend-policy"
 		propagatedEverywhere(ns, "web")
-		seen := map[string]*imageRecorder{}
+		seen := map[string]*framework.Recorder{}
 		for m := range members {
-			seen[m] = recordImages(m, ns, "web")
+			seen[m] = recordMember(m, deploymentRef(ns, "web"))
 		}
 		generation := policyOf(ns, "web").Generation
 
@@ -81,7 +83,7 @@ var _ = Describe("federator suspend and resume (cli)", func() {
 
 		By("resuming: every member converges, and get rollout says Applied at the template's generation")
 		for m, rec := range seen {
-			Expect(rec.seen()).NotTo(ContainElement("nginx:1.27"), "%s got the new image while suspended", m)
+			Expect(stored(rec, framework.Image)).NotTo(ContainElement("nginx:1.27"), "%s got the new image while suspended", m)
 		}
 		r = federatorCLI("resume", "pp", "web", "-n", ns)
 		Expect(r.code).To(Equal(0), r.stderr)
@@ -119,9 +121,9 @@ spec:
 		for _, name := range []string{"web", "api"} {
 			Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")), name)
 		}
-		seen := map[string]*imageRecorder{}
+		seen := map[string]*framework.Recorder{}
 		for m := range members {
-			seen[m] = recordImages(m, ns, "web")
+			seen[m] = recordMember(m, deploymentRef(ns, "web"))
 		}
 
 		r := federatorCLI("suspend", "deployment", "web", "-n", ns, "-m", "bad config in web")
@@ -144,7 +146,7 @@ spec:
 
 		By("resuming the template converges it")
 		for m, rec := range seen {
-			Expect(rec.seen()).NotTo(ContainElement("nginx:1.27"), "%s got web's new image while it was suspended", m)
+			Expect(stored(rec, framework.Image)).NotTo(ContainElement("nginx:1.27"), "%s got web's new image while it was suspended", m)
 		}
 		r = federatorCLI("resume", "deploy", "web", "-n", ns)
 		Expect(r.code).To(Equal(0), r.stderr)
@@ -155,7 +157,7 @@ spec:
 	It("--clusters member3 holds only member3, rolls no generation, and resume --clusters releases it", func() {
 		const ns = "cli-suspend-clusters"
 		propagatedEverywhere(ns, "web")
-		onMember3 := recordImages("member3", ns, "web")
+		onMember3 := recordMember("member3", deploymentRef(ns, "web"))
 		generation := policyOf(ns, "web").Generation
 
 		r := federatorCLI("suspend", "pp", "web", "-n", ns, "--clusters", "member3", "-m", "canary looks bad")
@@ -184,7 +186,7 @@ spec:
 		Expect(policyOf(ns, "web").Annotations).To(HaveKey("suspended.propagation.federator.dev/member3"))
 
 		By("resume --clusters member3 releases it")
-		Expect(onMember3.seen()).NotTo(ContainElement("nginx:1.27"), "member3 got the new image while suspended")
+		Expect(stored(onMember3, framework.Image)).NotTo(ContainElement("nginx:1.27"), "member3 got the new image while suspended")
 		r = federatorCLI("resume", "pp", "web", "-n", ns, "--clusters", "member3")
 		Expect(r.code).To(Equal(0), r.stderr)
 		Expect(r.stdout).To(ContainSubstring(`suspension on cluster member3 lifted: annotation suspended.propagation.federator.dev/member3 removed (reason was "canary looks bad")`))
