@@ -80,14 +80,13 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, appli
 	}
 
 	// 1. Requests.
-	req, problems := newestRequest(annotations)
+	req, future, problems := newestRequest(annotations, now)
 	e.Problems = problems
-	if req != nil && applied != nil && req.At.Before(applied.At) {
-		req = applied
+	if future != nil {
+		sooner(*future) // a request timed later comes into force then
 	}
-	if req != nil && req.At.After(now) {
-		sooner(req.At) // not yet in force
-		req = nil
+	if req != nil && applied != nil && req.At.Before(applied.At) && !applied.At.After(now) {
+		req = applied
 	}
 	if req != nil {
 		var until *time.Time
@@ -162,9 +161,13 @@ func defaultOpen(spec gatingv1alpha1.GateSpec) bool { return spec.Default == gat
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// newestRequest is the newest well-formed request among the annotations.
-func newestRequest(annotations map[string]string) (*Request, []string) {
+// newestRequest is the newest well-formed request among the annotations
+// that is in force at now (timed at or before it), and the time of the
+// earliest one timed later: `federator gate open --for 1h` writes an open
+// request now and a close request an hour on.
+func newestRequest(annotations map[string]string, now time.Time) (*Request, *time.Time, []string) {
 	var newest *Request
+	var future *time.Time
 	var problems []string
 	for _, a := range []struct {
 		key  string
@@ -180,12 +183,18 @@ func newestRequest(annotations map[string]string) (*Request, []string) {
 				a.key, v, "2026-11-23T10:00:00Z"))
 			continue
 		}
+		if at.After(now) {
+			if future == nil || at.Before(*future) {
+				future = &at
+			}
+			continue
+		}
 		// On a tie, close wins: the safe side.
 		if newest == nil || at.After(newest.At) || at.Equal(newest.At) && !a.open {
 			newest = &Request{Open: a.open, At: at}
 		}
 	}
-	return newest, problems
+	return newest, future, problems
 }
 
 // window is one schedule's situation at an instant.

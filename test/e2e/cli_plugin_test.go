@@ -36,7 +36,7 @@ var _ = Describe("kubectl federator (cli plugin)", func() {
 
 		By("its help and errors speak of `kubectl federator`")
 		r = kubectl("federator", "get", "--help")
-		Expect(r.stdout).To(ContainSubstring("kubectl federator get policies|bindings|works|clusters|rollout"))
+		Expect(r.stdout).To(ContainSubstring("kubectl federator get policies|bindings|works|clusters|gates|rollout"))
 		r = kubectl("federator", "get", "deployments", "--kubeconfig", hubKubeconfig())
 		Expect(r.code).NotTo(Equal(0))
 		Expect(r.stderr).To(HavePrefix("kubectl federator: get deployments: unknown kind of object"))

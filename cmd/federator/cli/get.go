@@ -21,10 +21,11 @@ func newGetCommand(connect connector) *cobra.Command {
 		interval time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "get policies|bindings|works|clusters|rollout [NAME] [-o wide|yaml|json] [--watch]",
+		Use:   "get policies|bindings|works|clusters|gates|rollout [NAME] [-o wide|yaml|json] [--watch]",
 		Short: "List policies, bindings, Works, clusters, or the rollout: each template's state in each cluster",
 		Long: `List what the hub holds, kubectl-style: policies (pp, cpp), bindings (rb, crb),
-works, clusters, or rollout.
+works, clusters, gates (state, default, until when, schedules, and which
+policies and clusters wait for each), or rollout.
 
 "get rollout" states, per template and target cluster: Applied (with the
 template generation and the images the member runs), Held (what holds it and
@@ -112,6 +113,7 @@ var getTypes = []getType{
 	{names: []string{"crb", "clusterresourcebinding", "clusterresourcebindings"}, list: listSources(asBindings, crbSource)},
 	{names: []string{"works", "work", "wk"}, list: listWorkObjects},
 	{names: []string{"clusters", "cluster"}, list: listClusters},
+	{names: []string{"gates", "gate"}, list: listGates},
 }
 
 func getTypeNames() string {

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
@@ -56,6 +57,7 @@ var testKinds = []struct {
 	{workv1alpha2.SchemeGroupVersion.WithKind("ClusterResourceBinding"), "clusterresourcebindings", false, []string{"crb"}},
 	{workv1alpha1.SchemeGroupVersion.WithKind("Work"), "works", true, []string{"wk"}},
 	{clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), "clusters", false, nil},
+	{gatingv1alpha1.GroupVersion.WithKind("Gate"), "gates", true, nil},
 }
 
 // testMapper resolves testKinds as the CLI's mapper resolves a real hub's:
