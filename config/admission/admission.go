@@ -4,7 +4,7 @@
 package admission
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,14 +16,26 @@ import (
 // suspension.yaml; the API server names it in every refusal.
 const SuspensionPolicyName = "federator-propagation-suspension"
 
-//go:embed suspension.yaml
-var suspension []byte
+// DeletionProtectionPolicyName names the ValidatingAdmissionPolicy in
+// deletion-protection.yaml.
+const DeletionProtectionPolicyName = "federator-deletion-protection"
+
+//go:embed suspension.yaml deletion-protection.yaml
+var manifests embed.FS
 
 // Objects returns the admission objects to apply on the hub.
 func Objects() ([]*unstructured.Unstructured, error) {
-	objs, err := yamldocs.Decode(suspension)
-	if err != nil {
-		return nil, fmt.Errorf("config/admission/suspension.yaml: %w", err)
+	var all []*unstructured.Unstructured
+	for _, file := range []string{"suspension.yaml", "deletion-protection.yaml"} {
+		raw, err := manifests.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := yamldocs.Decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("config/admission/%s: %w", file, err)
+		}
+		all = append(all, objs...)
 	}
-	return objs, nil
+	return all, nil
 }

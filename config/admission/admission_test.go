@@ -7,13 +7,15 @@ func TestSuspensionPolicyNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, o := range objs {
-		if o.GetKind() == "ValidatingAdmissionPolicy" && o.GetName() == SuspensionPolicyName {
-			found = true
+	for _, name := range []string{SuspensionPolicyName, DeletionProtectionPolicyName} {
+		found := false
+		for _, o := range objs {
+			if o.GetKind() == "ValidatingAdmissionPolicy" && o.GetName() == name {
+				found = true
+			}
 		}
-	}
-	if !found {
-		t.Fatalf("no ValidatingAdmissionPolicy named %q in suspension.yaml", SuspensionPolicyName)
+		if !found {
+			t.Errorf("no ValidatingAdmissionPolicy named %q in config/admission", name)
+		}
 	}
 }
