@@ -126,7 +126,8 @@ func TestMemberThatLeavesLeavesNothingRunning(t *testing.T) {
 	baseline := machineryGoroutines()
 	join("leaves")
 	work := dispatch("leaves", "leaves")
-	if joined := machineryGoroutines(); joined <= baseline {
+	joined := machineryGoroutines()
+	if joined <= baseline {
 		t.Fatalf("%d goroutines with a second member, %d with one: this test cannot see a member's controller", joined, baseline)
 	}
 
@@ -140,9 +141,19 @@ func TestMemberThatLeavesLeavesNothingRunning(t *testing.T) {
 	eventually("the Work of the member that left is deleted, not held by its finalizer", func() bool {
 		return apierrors.IsNotFound(hub.Get(ctx, work, &workv1alpha1.Work{}))
 	})
-	eventually("no goroutine of the member that left is running", func() bool {
-		return machineryGoroutines() <= baseline
-	})
+	// A member runs about twenty goroutines (workers, informers, its
+	// watch); a couple of short-lived ones (a retry timer, a request of the
+	// member that stays) may come and go on a loaded machine, so those are
+	// tolerated, and what remains is printed if more do.
+	const transient = 2
+	t.Logf("goroutines: %d with one member, %d with two", baseline, joined)
+	left := func() bool { return machineryGoroutines() <= baseline+transient }
+	for deadline := time.Now().Add(60 * time.Second); !left(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: no goroutine of the member that left is running (%d now, %d before it joined); running:\n%s",
+				machineryGoroutines(), baseline, goroutineStacks())
+		}
+	}
 
 	join("leaves")
 	dispatch("leaves", "leaves-again")
@@ -155,7 +166,9 @@ func TestMemberThatLeavesLeavesNothingRunning(t *testing.T) {
 // machineryGoroutines counts the goroutines running now, leaving out those
 // of HTTP connections, which the client transports keep for every client
 // alike and close when idle.
-func machineryGoroutines() int {
+func machineryGoroutines() int { return len(machinery()) }
+
+func machinery() []string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -165,11 +178,14 @@ func machineryGoroutines() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	count := 0
+	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		if !strings.Contains(g, "net/http.") && !strings.Contains(g, "golang.org/x/net/http2") {
-			count++
+			out = append(out, g)
 		}
 	}
-	return count
+	return out
 }
+
+// goroutineStacks is every machinery goroutine's stack, for a failure.
+func goroutineStacks() string { return strings.Join(machinery(), "\n\n") }
