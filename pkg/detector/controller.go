@@ -42,6 +42,12 @@ type Key struct {
 	schema.GroupVersionKind
 	Namespace, Name string
 	Policy          bool
+	// ByLazyPolicy marks a template queued by a change of a policy whose
+	// spec.activationPreference is Lazy: the claim is recorded, but the
+	// binding waits until the template itself next changes (Karmada's
+	// ResourceChangeByKarmada). Set only for lazy policies, as Karmada
+	// does, so a template has one key otherwise.
+	ByLazyPolicy bool
 }
 
 // Reconciler is the detector: it watches the kinds policies select and
@@ -222,7 +228,9 @@ func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 		d.mu.Unlock()
 		return err
 	}
+	lazy := len(policies) > 0 && policies[0] == current && lazyActivation(current)
 	for _, k := range keys {
+		k.ByLazyPolicy = lazy
 		queue.Add(k)
 	}
 	return nil
@@ -332,7 +340,22 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 			"policy %s is invalid, the template is left as it was: %v", claim.Key(), errs.ToAggregate())
 		return "policy " + claim.Key() + " is invalid: template left as it was", nil
 	}
+	if key.ByLazyPolicy && claim.Spec().ActivationPreference == policyv1alpha1.LazyActivation {
+		return "policy " + claim.Key() + " is Lazy: its change reaches the binding when the template next changes", nil
+	}
 	return d.writeBinding(ctx, template, claim)
+}
+
+// lazyActivation reports whether a policy's changes wait for each
+// template's next change (spec.activationPreference: Lazy).
+func lazyActivation(policy client.Object) bool {
+	switch p := policy.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		return p.Spec.ActivationPreference == policyv1alpha1.LazyActivation
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		return p.Spec.ActivationPreference == policyv1alpha1.LazyActivation
+	}
+	return false
 }
 
 // Binding returns the binding the detector writes for template and claim.
