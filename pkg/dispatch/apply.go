@@ -145,6 +145,11 @@ func applyManifest(ctx context.Context, member client.Client, manifest *unstruct
 	if err != nil {
 		return nil, "", err
 	}
+	// What the member owns is kept before anything is compared or written;
+	// the hash above stays that of the hub's desired state.
+	if desired, err = retain(desired, existing); err != nil {
+		return nil, "", err
+	}
 	write, err := writeDecision(desired, existing, hash, cluster)
 	if err != nil || !write {
 		return existing, applyUnchanged, err
