@@ -315,20 +315,16 @@ func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefor
 			heldBefore[cluster] = false
 		}
 	}
-	was, now := map[string]hold.Decision{}, map[string]hold.Decision{}
+	// Compared over the clusters that had a Work and still have one: a
+	// cluster leaving or joining the placement is no suspension news.
+	was, isHeld := map[string]bool{}, map[string]bool{}
+	now := map[string]hold.Decision{}
 	for cluster, held := range heldBefore {
-		d, targeted := decisions[cluster]
-		if !targeted {
-			continue
-		}
-		now[cluster] = d
-		if held {
-			was[cluster] = hold.Decision{Holds: []hold.Hold{{}}}
-		} else {
-			was[cluster] = hold.Decision{}
+		if d, targeted := decisions[cluster]; targeted {
+			was[cluster], isHeld[cluster], now[cluster] = held, d.Held(), d
 		}
 	}
-	before, after := hold.Summary(was), hold.Summary(now)
+	before, after := hold.HeldSummary(was), hold.HeldSummary(isHeld)
 	if before == after {
 		return nil
 	}

@@ -75,13 +75,7 @@ type Reconciler struct {
 const kindIndex = "policy.federator.dev/selected-kind"
 
 func selectedKinds(o client.Object) []string {
-	var selectors []policyv1alpha1.ResourceSelector
-	switch p := o.(type) {
-	case *policyv1alpha1.PropagationPolicy:
-		selectors = p.Spec.ResourceSelectors
-	case *policyv1alpha1.ClusterPropagationPolicy:
-		selectors = p.Spec.ResourceSelectors
-	}
+	selectors := policykeys.SpecOf(o).ResourceSelectors
 	kinds := make([]string, 0, len(selectors))
 	for _, rs := range selectors {
 		if !slices.Contains(kinds, rs.Kind) {
@@ -349,13 +343,7 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 // lazyActivation reports whether a policy's changes wait for each
 // template's next change (spec.activationPreference: Lazy).
 func lazyActivation(policy client.Object) bool {
-	switch p := policy.(type) {
-	case *policyv1alpha1.PropagationPolicy:
-		return p.Spec.ActivationPreference == policyv1alpha1.LazyActivation
-	case *policyv1alpha1.ClusterPropagationPolicy:
-		return p.Spec.ActivationPreference == policyv1alpha1.LazyActivation
-	}
-	return false
+	return policykeys.SpecOf(policy).ActivationPreference == policyv1alpha1.LazyActivation
 }
 
 // Binding returns the binding the detector writes for template and claim.

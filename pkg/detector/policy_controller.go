@@ -31,14 +31,7 @@ func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
 		if err := p.d.client.Get(ctx, req.NamespacedName, policy); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
-		var spec policyv1alpha1.PropagationSpec
-		switch o := policy.(type) {
-		case *policyv1alpha1.PropagationPolicy:
-			spec = o.Spec
-		case *policyv1alpha1.ClusterPropagationPolicy:
-			spec = o.Spec
-		}
-		return p.check(ctx, policy, spec)
+		return p.check(ctx, policy, *policykeys.SpecOf(policy))
 	})
 }
 

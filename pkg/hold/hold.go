@@ -133,20 +133,29 @@ func Decide(in Input, clusters []string, checks []Check) map[string]Decision {
 // Summary says where decisions hold: "every cluster" when all of them,
 // "clusters a, b" when some, "" when none.
 func Summary(decisions map[string]Decision) string {
-	var held []string
+	held := make(map[string]bool, len(decisions))
 	for cluster, d := range decisions {
-		if d.Held() {
-			held = append(held, cluster)
+		held[cluster] = d.Held()
+	}
+	return HeldSummary(held)
+}
+
+// HeldSummary is Summary over cluster → held.
+func HeldSummary(held map[string]bool) string {
+	var names []string
+	for cluster, h := range held {
+		if h {
+			names = append(names, cluster)
 		}
 	}
 	switch {
-	case len(held) == 0:
+	case len(names) == 0:
 		return ""
-	case len(held) == len(decisions):
+	case len(names) == len(held):
 		return "every cluster"
 	}
-	slices.Sort(held)
-	return "clusters " + strings.Join(held, ", ")
+	slices.Sort(names)
+	return "clusters " + strings.Join(names, ", ")
 }
 
 // Notes are the reasons people gave for the holds in decisions, each once,

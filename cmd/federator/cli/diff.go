@@ -21,6 +21,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/works"
 )
 
 // Exit codes of diff, as kubectl diff's.
@@ -190,7 +191,7 @@ func diffCluster(ctx context.Context, h *hub, cluster string, work *workv1alpha1
 // annotations a template carries now are gone by then (resume removes
 // them) and are no change the resume brings.
 func resumedManifest(work *workv1alpha1.Work) *unstructured.Unstructured {
-	m := workManifest(work)
+	m := works.FirstManifest(work)
 	if m == nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/works"
 )
 
 // objects is a listing of API objects: -o json|yaml prints them as kubectl
@@ -170,16 +171,6 @@ func asPolicies(items objects, mixed bool) listing {
 	return policyListing{objects: items, mixed: mixed}
 }
 
-func policySpec(obj client.Object) *policyv1alpha1.PropagationSpec {
-	switch p := obj.(type) {
-	case *policyv1alpha1.PropagationPolicy:
-		return &p.Spec
-	case *policyv1alpha1.ClusterPropagationPolicy:
-		return &p.Spec
-	}
-	return &policyv1alpha1.PropagationSpec{}
-}
-
 func (l policyListing) table(wide bool, h *hub) *table {
 	t := &table{headers: withNamespace(h.allNamespaces, "NAMESPACE", "NAME", "CONFLICT-RESOLUTION", "PRIORITY", "AGE")}
 	if wide {
@@ -187,7 +178,7 @@ func (l policyListing) table(wide bool, h *hub) *table {
 	}
 	t.headers = append(t.headers, "SUSPENDED")
 	for _, p := range l.objects {
-		spec := policySpec(p)
+		spec := policykeys.SpecOf(p)
 		cells := withNamespace(h.allNamespaces, p.GetNamespace(), nameCell(p, l.mixed), string(spec.ConflictResolution),
 			fmt.Sprint(ptr.Deref(spec.Priority, 0)), age(p.GetCreationTimestamp(), h.now()))
 		if wide {
@@ -313,7 +304,7 @@ func listWorkObjects(ctx context.Context, h *hub, name string) (listing, error) 
 }
 
 func templateNamespace(w *workv1alpha1.Work) string {
-	if m := workManifest(w); m != nil {
+	if m := works.FirstManifest(w); m != nil {
 		return m.GetNamespace()
 	}
 	return ""
@@ -328,7 +319,7 @@ func (l workListing) table(wide bool, h *hub) *table {
 		w := obj.(*workv1alpha1.Work)
 		cluster, _ := names.GetClusterName(w.Namespace)
 		template := ""
-		if m := workManifest(w); m != nil {
+		if m := works.FirstManifest(w); m != nil {
 			template = m.GetKind() + "/" + m.GetName()
 		}
 		cells := withNamespace(h.allNamespaces, templateNamespace(w), cluster, w.Name, template,

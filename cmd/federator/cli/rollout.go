@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/works"
 	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
@@ -115,7 +116,7 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 		return r
 	}
 	r.Work = &objectRef{Kind: "Work", Namespace: work.Namespace, Name: work.Name}
-	manifest := workManifest(work)
+	manifest := works.FirstManifest(work)
 	ready, desired := replicas(work, manifest)
 	r.ReadyReplicas, r.DesiredReplicas = ready, desired
 	applied := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionApplied)
@@ -148,19 +149,6 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 		}
 	}
 	return r
-}
-
-// workManifest decodes a Work's first manifest (federator's Works carry
-// one); nil when it has none or it does not decode.
-func workManifest(work *workv1alpha1.Work) *unstructured.Unstructured {
-	if len(work.Spec.Workload.Manifests) == 0 {
-		return nil
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(work.Spec.Workload.Manifests[0].Raw); err != nil {
-		return nil
-	}
-	return u
 }
 
 // replicas reads ready and desired replicas from the status the Work
@@ -237,7 +225,7 @@ func images(manifest *unstructured.Unstructured) []string {
 // controller would write it now (pkg/binding's Manifest), i.e. whether the
 // Work is at the template's latest generation.
 func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work) bool {
-	have := workManifest(work)
+	have := works.FirstManifest(work)
 	if have == nil || tpl == nil {
 		return false
 	}
