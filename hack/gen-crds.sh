@@ -14,6 +14,9 @@
 #   cluster.karmada.io_clusters.yaml                   cluster/v1alpha1
 #   gating.federator.dev_gates.yaml                    federator's Gate (apis/policy/gating)
 #
+# The two policy CRDs then get what hack/crdpatch adds: the suspension
+# proposal's field spellings as aliases, and a status with conditions.
+#
 # It also regenerates the deepcopy functions of federator's own API types.
 #
 # Bindings are generated from v1alpha2 alone: Karmada also serves v1alpha1
@@ -128,5 +131,11 @@ for entry in "${crds[@]}"; do
 	fi
 	cp "${src}" "${out_dir}/${file}"
 done
+
+# What the hub serves on policies beyond Karmada's types: the suspension
+# proposal's spellings as aliases, and status.conditions (hack/crdpatch).
+go run ./hack/crdpatch \
+	"${out_dir}/policy.karmada.io_propagationpolicies.yaml" \
+	"${out_dir}/policy.karmada.io_clusterpropagationpolicies.yaml"
 
 echo "gen-crds: wrote ${#crds[@]} CRDs to ${out_dir#"${repo_root}"/} (controller-gen ${CONTROLLER_GEN_VERSION})"

@@ -25,3 +25,23 @@ const (
 	// more.
 	EventReasonDispatchingResumed = "DispatchingResumed"
 )
+
+// The condition federator keeps on PropagationPolicies and
+// ClusterPropagationPolicies (status.conditions, which the hub's CRDs add:
+// Karmada's policies have no status), with its reasons.
+const (
+	// ConditionClustersKnown says whether every cluster the policy names, in
+	// spec.placement.clusterAffinity.clusterNames and in
+	// spec.suspension.dispatchingOnClusters.clusterNames, is a registered
+	// Cluster. Re-evaluated as Clusters join and leave.
+	ConditionClustersKnown = "ClustersKnown"
+	// ReasonClustersKnown: every name is a registered Cluster.
+	ReasonClustersKnown = "ClustersKnown"
+	// ReasonUnknownSuspendedCluster: the suspension list names a cluster
+	// that is not registered (most likely a typo of the one meant), so every
+	// cluster of the policy's bindings is held.
+	ReasonUnknownSuspendedCluster = "UnknownSuspendedCluster"
+	// ReasonUnknownPlacementCluster: the placement names a cluster that is
+	// not registered; it gets nothing until such a Cluster joins.
+	ReasonUnknownPlacementCluster = "UnknownPlacementCluster"
+)

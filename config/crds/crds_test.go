@@ -16,11 +16,11 @@ func TestCRDs(t *testing.T) {
 		storageVersion string
 		status         bool
 	}{
-		{"clusterpropagationpolicies.policy.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", false},
+		{"clusterpropagationpolicies.policy.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"clusterresourcebindings.work.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha2"}, "v1alpha2", true},
 		{"clusters.cluster.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"gates.gating.federator.dev", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
-		{"propagationpolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", false},
+		{"propagationpolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"resourcebindings.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha2"}, "v1alpha2", true},
 		{"works.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 	}
@@ -98,4 +98,36 @@ func TestClusterPrinterColumns(t *testing.T) {
 		return
 	}
 	t.Fatal("no clusters.cluster.karmada.io CRD")
+}
+
+// The suspension proposal's spellings are in the policy schemas as aliases
+// (hack/crdpatch), so the API server stores them instead of pruning them.
+func TestPolicySuspensionAliases(t *testing.T) {
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, crd := range crds {
+		if !strings.HasSuffix(crd.Name, "propagationpolicies.policy.karmada.io") {
+			continue
+		}
+		checked++
+		schema := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		suspension := schema.Properties["spec"].Properties["suspension"].Properties
+		for _, field := range []string{"dispatching", "dispatchingOnClusters", "suspendDispatching", "suspendDispatchingOnClusters"} {
+			if _, ok := suspension[field]; !ok {
+				t.Errorf("%s: spec.suspension has no %s", crd.Name, field)
+			}
+		}
+		if got := suspension["suspendDispatchingOnClusters"].Properties["clusterNames"].Type; got != "array" {
+			t.Errorf("%s: spec.suspension.suspendDispatchingOnClusters.clusterNames has type %q, want array", crd.Name, got)
+		}
+		if _, ok := schema.Properties["status"].Properties["conditions"]; !ok {
+			t.Errorf("%s: no status.conditions", crd.Name)
+		}
+	}
+	if checked != 2 {
+		t.Errorf("checked %d policy CRDs, want 2", checked)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
@@ -122,13 +123,23 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		"propagationpolicy":        &policyv1alpha1.PropagationPolicy{},
 		"clusterpropagationpolicy": &policyv1alpha1.ClusterPropagationPolicy{},
 	} {
+		_, clusterScoped := p.(*policyv1alpha1.ClusterPropagationPolicy)
 		if err := ctrl.NewControllerManagedBy(mgr).Named(name).
 			For(p, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			// A Cluster joining or leaving can make a name a policy lists
+			// known or unknown (ClustersKnown).
+			Watches(&clusterv1alpha1.Cluster{}, pr.clusterChanges(clusterScoped), builder.WithPredicates(joinsAndLeaves)).
 			Complete(pr.forKind(p)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// joinsAndLeaves passes Cluster creations and deletions only.
+var joinsAndLeaves = predicate.Funcs{
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
 // watch makes sure templates of gvk are watched.
@@ -327,6 +338,9 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 		// Like Karmada, a template no policy claims keeps what was
 		// propagated; nothing is deleted because a policy went away.
 		return "no policy claims it", nil
+	}
+	if err := d.foldAliases(ctx, claim); err != nil {
+		return "", err
 	}
 	if errs := validation.ValidatePropagationSpec(*claim.Spec()); len(errs) > 0 {
 		// Bad input changes nothing: the binding keeps its last good spec.

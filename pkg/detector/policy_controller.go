@@ -2,23 +2,33 @@ package detector
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/validation"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
-// policyReconciler validates policies, reports what a person must fix as
-// Events on the policy, and makes the detector watch the kinds it selects.
+// policyReconciler validates policies, reports what a person must fix (the
+// ClustersKnown condition on the policy, and Events), and makes the
+// detector watch the kinds policies select.
 type policyReconciler struct{ d *Reconciler }
 
 func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
@@ -31,11 +41,50 @@ func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
 		if err := p.d.client.Get(ctx, req.NamespacedName, policy); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
-		return p.check(ctx, policy, *policykeys.SpecOf(policy))
+		stored, err := p.d.stored(ctx, policy)
+		if err != nil {
+			return retry.Quietly(ctrl.Result{}, err)
+		}
+		return retry.Quietly(p.check(ctx, policy, stored, *policykeys.FoldAliases(policykeys.SpecOf(policy), stored)))
 	})
 }
 
-func (p *policyReconciler) check(ctx context.Context, policy client.Object, spec policyv1alpha1.PropagationSpec) (ctrl.Result, error) {
+// clusterChanges re-checks every policy of one kind when a Cluster joins or
+// leaves: the names a policy lists may now be known, or no longer.
+func (p *policyReconciler) clusterChanges(clusterScoped bool) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		var list client.ObjectList = &policyv1alpha1.PropagationPolicyList{}
+		if clusterScoped {
+			list = &policyv1alpha1.ClusterPropagationPolicyList{}
+		}
+		if err := p.d.client.List(ctx, list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing policies to re-check their cluster names")
+			return nil
+		}
+		var requests []reconcile.Request
+		for _, o := range policyItems(list) {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		}
+		return requests
+	})
+}
+
+func policyItems(list client.ObjectList) []client.Object {
+	var out []client.Object
+	switch l := list.(type) {
+	case *policyv1alpha1.PropagationPolicyList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	case *policyv1alpha1.ClusterPropagationPolicyList:
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+	}
+	return out
+}
+
+func (p *policyReconciler) check(ctx context.Context, policy client.Object, stored *unstructured.Unstructured, spec policyv1alpha1.PropagationSpec) (ctrl.Result, error) {
 	if errs := validation.ValidatePropagationSpec(spec); len(errs) > 0 {
 		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonInvalidPolicy,
 			"%v; nothing propagated by this policy changes until it is fixed", errs.ToAggregate())
@@ -45,39 +94,114 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, spec
 	if err := p.d.client.List(ctx, clusters); err != nil {
 		return ctrl.Result{}, err
 	}
+	var unknownPlaced []string
 	if result, err := placement.Place(spec.Placement.DeepCopy(), clusters.Items, 0); err != nil {
 		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonInvalidPolicy, "%v", err)
-	} else if len(result.Unknown) > 0 {
-		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownCluster,
-			"spec.placement.clusterAffinity.clusterNames: %v name no registered Cluster; they get nothing until such a Cluster joins", result.Unknown)
+	} else {
+		unknownPlaced = result.Unknown
 	}
-	if spec.Suspension != nil && spec.Suspension.DispatchingOnClusters != nil {
-		known := map[string]bool{}
-		for _, c := range clusters.Items {
-			known[c.Name] = true
-		}
-		var unknown []string
-		for _, n := range spec.Suspension.DispatchingOnClusters.ClusterNames {
-			if !known[n] {
-				unknown = append(unknown, n)
-			}
-		}
-		if len(unknown) > 0 {
-			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownCluster,
-				"spec.suspension.dispatchingOnClusters.clusterNames: %v name no registered Cluster", unknown)
-		}
+	known := make([]string, 0, len(clusters.Items))
+	for _, c := range clusters.Items {
+		known = append(known, c.Name)
 	}
-	var retry bool
+	if err := p.recordClustersKnown(ctx, policy, stored, ClustersKnown(spec, known, unknownPlaced)); err != nil {
+		return ctrl.Result{}, err
+	}
+	var retryKinds bool
 	for _, rs := range spec.ResourceSelectors {
 		gvk := schema.FromAPIVersionAndKind(rs.APIVersion, rs.Kind)
 		if err := p.d.watch(gvk); err != nil {
 			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownResourceKind,
 				"spec.resourceSelectors: %v; retrying until the kind is served", err)
-			retry = true
+			retryKinds = true
 		}
 	}
-	if retry {
+	if retryKinds {
 		return ctrl.Result{RequeueAfter: 15 * time.Second}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// ClustersKnown is the policy's ClustersKnown condition: False when its
+// suspension list names a cluster that is not registered (every cluster of
+// its bindings is then held, pkg/hold's fail-safe rule) or its placement
+// names one in unknownPlaced; True otherwise. known lists the registered
+// Clusters.
+func ClustersKnown(spec policyv1alpha1.PropagationSpec, known, unknownPlaced []string) metav1.Condition {
+	var unknownSuspended []string
+	if s := spec.Suspension; s != nil && s.DispatchingOnClusters != nil {
+		for _, n := range s.DispatchingOnClusters.ClusterNames {
+			if !slices.Contains(known, n) {
+				unknownSuspended = append(unknownSuspended, n)
+			}
+		}
+	}
+	var problems []string
+	reason := ""
+	if len(unknownSuspended) > 0 {
+		reason = policykeys.ReasonUnknownSuspendedCluster
+		problems = append(problems, fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames: %s name no registered Cluster; "+
+			"dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins", quote(unknownSuspended)))
+	}
+	if len(unknownPlaced) > 0 {
+		if reason == "" {
+			reason = policykeys.ReasonUnknownPlacementCluster
+		}
+		problems = append(problems, fmt.Sprintf("spec.placement.clusterAffinity.clusterNames: %s name no registered Cluster; "+
+			"they get nothing until such a Cluster joins", quote(unknownPlaced)))
+	}
+	if reason == "" {
+		return metav1.Condition{Type: policykeys.ConditionClustersKnown, Status: metav1.ConditionTrue,
+			Reason: policykeys.ReasonClustersKnown, Message: "Every cluster the policy names is a registered Cluster."}
+	}
+	return metav1.Condition{Type: policykeys.ConditionClustersKnown, Status: metav1.ConditionFalse,
+		Reason: reason, Message: strings.Join(problems, "; also ")}
+}
+
+func quote(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// recordClustersKnown writes cond into the policy's status.conditions when
+// it changed, and tells of a change to False with a Warning Event once the
+// write is stored (so each transition is told once).
+func (p *policyReconciler) recordClustersKnown(ctx context.Context, policy client.Object, stored *unstructured.Unstructured, cond metav1.Condition) error {
+	var conds []metav1.Condition
+	if raw, found, _ := unstructured.NestedSlice(stored.Object, "status", "conditions"); found {
+		for _, r := range raw {
+			m, ok := r.(map[string]any)
+			if !ok {
+				continue
+			}
+			var c metav1.Condition
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err == nil {
+				conds = append(conds, c)
+			}
+		}
+	}
+	changed := conditions.Set(&conds, stored.GetGeneration(), cond)
+	after := stored.DeepCopy()
+	raw := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			return err
+		}
+		raw = append(raw, m)
+	}
+	if err := unstructured.SetNestedSlice(after.Object, raw, "status", "conditions"); err != nil {
+		return err
+	}
+	// Locked: the Event below tells of the transition this write stores.
+	if _, err := conditions.PatchStatus(ctx, p.d.client, stored, after, true); err != nil {
+		return err
+	}
+	if changed && cond.Status == metav1.ConditionFalse {
+		p.d.recorder.Event(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownCluster, cond.Message)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,6 +37,32 @@ var _ = Describe("bad input", func() {
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.27")),
 			"the policy still works as it was")
 	})
+
+	DescribeTable("refuses a suspension whose two spellings disagree or mix all clusters with a list",
+		func(suspension, refusal string) {
+			const ns = "bad-alias"
+			namespace(ns)
+			err := apply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  suspension: %[2]s
+`, ns, suspension)
+			Expect(err).To(MatchError(ContainSubstring(refusal)))
+			pp := &policyv1alpha1.PropagationPolicy{}
+			Expect(apierrors.IsNotFound(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, pp))).To(BeTrue(), "nothing stored")
+		},
+		Entry("all-clusters spellings disagree", `{dispatching: true, suspendDispatching: false}`,
+			"spec.suspension: Invalid value: suspendDispatching is an alias of dispatching (the suspension proposal's spelling) and the two disagree"),
+		Entry("cluster lists disagree", `{dispatchingOnClusters: {clusterNames: [member2]}, suspendDispatchingOnClusters: {clusterNames: [member3]}}`,
+			"spec.suspension: Invalid value: suspendDispatchingOnClusters is an alias of dispatchingOnClusters (the suspension proposal's spelling) and the two list different clusters"),
+		Entry("all clusters in the proposal's spelling, a list in Karmada's", `{suspendDispatching: true, dispatchingOnClusters: {clusterNames: [member2]}}`,
+			"spec.suspension: Invalid value: suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames (in either spelling"),
+		Entry("both in the proposal's spelling", `{suspendDispatching: true, suspendDispatchingOnClusters: {clusterNames: [member2]}}`,
+			"spec.suspension: Invalid value: suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames (in either spelling"),
+	)
 
 	It("reports a clusterNames entry naming no known cluster on the policy", func() {
 		const ns, name = "unknown-cluster", "web"

@@ -42,7 +42,7 @@ func runCLI(cmd *exec.Cmd) cliRun {
 	c, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	run := exec.CommandContext(c, cmd.Path, cmd.Args[1:]...)
-	run.Env, run.Dir = cmd.Env, cmd.Dir
+	run.Env, run.Dir, run.Stdin = cmd.Env, cmd.Dir, cmd.Stdin
 	var out, errOut bytes.Buffer
 	run.Stdout, run.Stderr = io.MultiWriter(&out, GinkgoWriter), io.MultiWriter(&errOut, GinkgoWriter)
 	fmt.Fprintf(GinkgoWriter, "$ %s\n", strings.Join(cmd.Args, " "))

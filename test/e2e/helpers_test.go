@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"sync"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
@@ -337,4 +338,18 @@ func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
 		out[m.Name] = c
 	}
 	return out
+}
+
+// leave deletes member's Cluster from the hub, as an operator unregistering
+// it would; rejoin registers it again (at the latest when the spec ends).
+func leave(member string) (rejoin func()) {
+	GinkgoHelper()
+	m := env.Fleet.Member(member)
+	var once sync.Once
+	rejoin = func() {
+		once.Do(func() { Expect(membership.Register(ctx, hubClient, member, m.Config)).To(Succeed()) })
+	}
+	DeferCleanup(rejoin)
+	Expect(hubClient.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: member}})).To(Succeed())
+	return rejoin
 }

@@ -11,11 +11,9 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/test/framework"
 )
 
@@ -58,14 +56,7 @@ var _ = Describe("a member that leaves and rejoins", func() {
 		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
 
 		By("deleting the member3 Cluster: its Works go, and federator stops watching it")
-		member3 := env.Fleet.Member("member3")
-		rejoined := false
-		DeferCleanup(func() {
-			if !rejoined {
-				Expect(membership.Register(ctx, hubClient, "member3", member3.Config)).To(Succeed())
-			}
-		})
-		Expect(hubClient.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}})).To(Succeed())
+		rejoin := leave("member3")
 		work := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName("member3"), Name: names.GenerateWorkName("Deployment", name, ns)}
 		Eventually(func() bool {
 			return apierrors.IsNotFound(hubClient.Get(ctx, work, &workv1alpha1.Work{}))
@@ -86,8 +77,7 @@ var _ = Describe("a member that leaves and rejoins", func() {
 		inMember3.Stop()
 
 		By("registering member3 again: it gets the latest template, and its status flows back")
-		Expect(membership.Register(ctx, hubClient, "member3", member3.Config)).To(Succeed())
-		rejoined = true
+		rejoin()
 		Eventually(func() bool {
 			c := &clusterv1alpha1.Cluster{}
 			return hubClient.Get(ctx, client.ObjectKey{Name: "member3"}, c) == nil &&

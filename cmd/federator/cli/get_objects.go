@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -49,6 +50,14 @@ func (o objects) object(single bool) any {
 // shortKind is what kubectl users type for the kind, for NAME cells in a
 // listing of two kinds ("pp/web", "cpp/all").
 func shortKind(obj client.Object) string {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		switch u.GetKind() {
+		case kindPropagationPolicy:
+			return "pp"
+		case kindClusterPropagationPolicy:
+			return "cpp"
+		}
+	}
 	switch obj.(type) {
 	case *policyv1alpha1.PropagationPolicy:
 		return "pp"
@@ -123,11 +132,11 @@ type source struct {
 
 var (
 	ppSource = source{kind: kindPropagationPolicy, resource: "propagationpolicies.policy.karmada.io", namespaced: true,
-		object: func() client.Object { return &policyv1alpha1.PropagationPolicy{} },
-		list:   func() client.ObjectList { return &policyv1alpha1.PropagationPolicyList{} }}
+		object: func() client.Object { return storedPolicy("PropagationPolicy") },
+		list:   func() client.ObjectList { return storedPolicies("PropagationPolicyList") }}
 	cppSource = source{kind: kindClusterPropagationPolicy, resource: "clusterpropagationpolicies.policy.karmada.io",
-		object: func() client.Object { return &policyv1alpha1.ClusterPropagationPolicy{} },
-		list:   func() client.ObjectList { return &policyv1alpha1.ClusterPropagationPolicyList{} }}
+		object: func() client.Object { return storedPolicy("ClusterPropagationPolicy") },
+		list:   func() client.ObjectList { return storedPolicies("ClusterPropagationPolicyList") }}
 	rbSource = source{kind: "ResourceBinding", resource: "resourcebindings.work.karmada.io", namespaced: true,
 		object: func() client.Object { return &workv1alpha2.ResourceBinding{} },
 		list:   func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} }}
@@ -135,6 +144,21 @@ var (
 		object: func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
 		list:   func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} }}
 )
+
+// Policies are read as stored (unstructured): their status, and the
+// suspension proposal's spellings of spec.suspension, are not in Karmada's
+// Go types.
+func storedPolicy(kind string) client.Object {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(policyv1alpha1.SchemeGroupVersion.WithKind(kind))
+	return u
+}
+
+func storedPolicies(kind string) client.ObjectList {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(policyv1alpha1.SchemeGroupVersion.WithKind(kind))
+	return l
+}
 
 // listSources reads the named object, or lists, of every source; as puts
 // what it read into a listing, told whether two kinds share it.
@@ -179,6 +203,11 @@ func (l policyListing) table(wide bool, h *hub) *table {
 	t.headers = append(t.headers, "SUSPENDED")
 	for _, p := range l.objects {
 		spec := policykeys.SpecOf(p)
+		if u, ok := p.(*unstructured.Unstructured); ok {
+			if stored, err := policykeys.StoredSpec(u); err == nil {
+				spec = stored
+			}
+		}
 		cells := withNamespace(h.allNamespaces, p.GetNamespace(), nameCell(p, l.mixed), string(spec.ConflictResolution),
 			fmt.Sprint(ptr.Deref(spec.Priority, 0)), age(p.GetCreationTimestamp(), h.now()))
 		if wide {

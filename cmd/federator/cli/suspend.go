@@ -12,7 +12,6 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -308,11 +307,9 @@ func holdCases(ctx context.Context, h *hub, k kind, obj *unstructured.Unstructur
 		}
 		return []holdCase{{in: in, targets: b.targets()}}, nil
 	}
-	var spec policyv1alpha1.PropagationSpec
-	if raw, ok := obj.Object["spec"].(map[string]any); ok {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
-			return nil, fmt.Errorf("%s: reading its spec: %w", k.ref(obj.GetNamespace(), obj.GetName()), err)
-		}
+	spec, err := policykeys.StoredSpec(obj)
+	if err != nil {
+		return nil, err
 	}
 	bindings, err := policyBindings(ctx, h.client, k.ref(obj.GetNamespace(), obj.GetName()))
 	if err != nil {
