@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/works"
 )
 
@@ -94,7 +95,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		_, err = works.EnsureWork(ctx, r.Client, work, ownerLabel)
 		errs = append(errs, err)
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	// A Work created by a pass the cache has not seen yet is retried
+	// quietly, not logged as a failure.
+	return retry.Quietly(ctrl.Result{}, errors.Join(errs...))
 }
 
 func (r *Reconciler) deleteWorks(ctx context.Context, ns string) error {
