@@ -87,6 +87,18 @@ bench:
 # resume, hub API server writes per template (from its apiserver_request_total),
 # hub writes while settled, and the controllers' RSS. Run once per size; the
 # breakdown by resource is in the -v log. Takes several minutes.
+# Propagation at the speed of the members: a fresh local fleet, M
+# Deployments on K members through federator (run as its own process)
+# against a client-go program writing the same objects straight to the
+# members, in the same run; then suspend → update → resume. One table of
+# figures (ratios to the direct baseline, hub writes per template, CPU,
+# peak RSS); asserts only that everything arrived and nothing changed while
+# suspended. BENCH_FLEET_ARGS="--members 10 --resources 2000", "-o json".
+BENCH_FLEET_ARGS ?=
+.PHONY: bench-fleet
+bench-fleet: binaries build
+	go run ./test/scale/benchfleet $(BENCH_FLEET_ARGS)
+
 .PHONY: bench-scale
 bench-scale: binaries
 	go test ./test/scale/ -run '^$$' -bench . -benchtime=1x -timeout 30m -v

@@ -34,6 +34,10 @@ func (c *Cluster) signalAPIServer(sig syscall.Signal) error {
 	return nil
 }
 
+// APIServerPID is the process id of the cluster's kube-apiserver, for
+// reading what it costs (/proc/PID/stat).
+func (c *Cluster) APIServerPID() (int, error) { return apiServerPID(c.Config.Host) }
+
 // apiServerPID finds the kube-apiserver serving host by its --secure-port
 // flag; envtest keeps the process to itself.
 func apiServerPID(host string) (int, error) {

@@ -57,7 +57,9 @@ func startEnv(b *testing.B) *env {
 
 	e.Env, err = framework.Start(context.Background(), framework.Options{
 		Dir: filepath.Join(dir, "fleet"), Members: memberCount, Log: logFile, Controllers: hub.DefaultOptions(),
-		WrapHubTransport: func(rt http.RoundTripper) http.RoundTripper { return writeCounter{next: rt, count: e.ownWrites} },
+		WrapHubTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return framework.WriteCounter{Next: rt, Count: e.ownWrites}
+		},
 	})
 	if err != nil {
 		b.Fatal(err)

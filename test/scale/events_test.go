@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"github.com/federator-dev/federator/test/framework"
+
 	"context"
 	"fmt"
 	"sort"
@@ -34,15 +36,7 @@ func (e *env) events(ctx context.Context) (eventCounts, error) {
 	return out, nil
 }
 
-func (c eventCounts) since(earlier eventCounts) eventCounts {
-	out := eventCounts{}
-	for k, n := range c {
-		if d := n - earlier[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
-}
+func (c eventCounts) since(earlier eventCounts) eventCounts { return framework.Delta(c, earlier) }
 
 func (c eventCounts) String() string {
 	keys := make([]eventKey, 0, len(c))

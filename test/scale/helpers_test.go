@@ -74,20 +74,20 @@ func wait(ctx context.Context, b *testing.B, what string, limit time.Duration, c
 // (read every second) and returns the reading at the start of that quiet
 // time and when that reading was taken. It gives up after limit: a hub that
 // never stops writing is itself a finding, reported by the caller.
-func (e *env) waitQuiet(ctx context.Context, quiet, limit time.Duration) (writes, time.Time, bool, error) {
+func (e *env) waitQuiet(ctx context.Context, quiet, limit time.Duration) (framework.Writes, time.Time, bool, error) {
 	began := time.Now()
-	last, err := scrapeWrites(ctx, e.HubCS)
+	last, err := framework.ScrapeWrites(ctx, e.HubCS)
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
 	lastChange := time.Now()
 	for {
 		time.Sleep(time.Second)
-		now, err := scrapeWrites(ctx, e.HubCS)
+		now, err := framework.ScrapeWrites(ctx, e.HubCS)
 		if err != nil {
 			return nil, time.Time{}, false, err
 		}
-		if now.total("leases") != last.total("leases") {
+		if now.Total("leases") != last.Total("leases") {
 			last, lastChange = now, time.Now()
 		}
 		if time.Since(lastChange) >= quiet {

@@ -101,14 +101,14 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	settled := e.quiet(ctx, b, "after propagation")
 	propagation := settled.since(start)
 	b.ReportMetric(propagated.Seconds(), "s-to-propagate")
-	b.ReportMetric(propagation.writes.total()/float64(n), "hub-writes/template")
-	b.ReportMetric((propagation.writes.total()-propagation.own)/float64(n), "ctrl-writes/template")
+	b.ReportMetric(propagation.writes.Total()/float64(n), "hub-writes/template")
+	b.ReportMetric((propagation.writes.Total()-propagation.own)/float64(n), "ctrl-writes/template")
 	b.Logf("propagation of %d templates: created in %s, in every member %s after creation began (%s after the last create), hub quiet after %s",
 		n, created.Round(time.Millisecond), propagated.Round(time.Millisecond), (propagated - created).Round(time.Millisecond),
 		settled.at.Sub(began).Round(time.Millisecond))
 	b.Logf("  hub writes until every member had them: %.0f; until the hub was quiet: %.0f, of which the benchmark's own %.0f",
-		atPropagated.since(start).writes.total(), propagation.writes.total(), propagation.own)
-	b.Logf("  by verb and resource: %s", propagation.writes.breakdown(n))
+		atPropagated.since(start).writes.Total(), propagation.writes.Total(), propagation.own)
+	b.Logf("  by verb and resource: %s", propagation.writes.Breakdown(n))
 	b.Logf("  Events emitted:%s", propagation.events)
 	b.Logf("  members: %s", propagation.members())
 
@@ -154,12 +154,12 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	afterResume := e.quiet(ctx, b, "after resuming")
 	cycle := afterResume.since(settled)
 	b.ReportMetric(resumed.Seconds(), "s-to-resume")
-	b.ReportMetric(cycle.writes.total()/float64(n), "hub-writes/template-resume")
-	b.ReportMetric((cycle.writes.total()-cycle.own)/float64(n), "ctrl-writes/template-resume")
+	b.ReportMetric(cycle.writes.Total()/float64(n), "hub-writes/template-resume")
+	b.ReportMetric((cycle.writes.Total()-cycle.own)/float64(n), "ctrl-writes/template-resume")
 	b.Logf("suspend→update→resume of %d templates: every Work held %s after suspending; every Work at %s %s after the first update; every member at %s %s after resuming (hub quiet after %s)",
 		n, suspended.Round(time.Millisecond), imageV2, updated.Round(time.Millisecond), imageV2,
 		resumed.Round(time.Millisecond), afterResume.at.Sub(began).Round(time.Millisecond))
-	b.Logf("  hub writes for the cycle: %.0f, of which the benchmark's own %.0f", cycle.writes.total(), cycle.own)
+	b.Logf("  hub writes for the cycle: %.0f, of which the benchmark's own %.0f", cycle.writes.Total(), cycle.own)
 	for _, step := range []struct {
 		name string
 		d    delta
@@ -168,7 +168,7 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 		{"update while held", afterUpdate.since(afterSuspend)},
 		{"resume", afterResume.since(afterUpdate)},
 	} {
-		b.Logf("  %s step (benchmark's own writes: %.0f): %s", step.name, step.d.own, step.d.writes.breakdown(n))
+		b.Logf("  %s step (benchmark's own writes: %.0f): %s", step.name, step.d.own, step.d.writes.Breakdown(n))
 		b.Logf("    Events emitted:%s", step.d.events)
 		b.Logf("    members: %s", step.d.members())
 	}
@@ -177,8 +177,8 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 	quietBegan := e.read(ctx, b)
 	time.Sleep(settledPeriod)
 	quiet := e.read(ctx, b).since(quietBegan)
-	b.ReportMetric(quiet.writes.total(), "settled-hub-writes")
-	b.Logf("settled for %s: %s", settledPeriod, quiet.writes.breakdown(0))
+	b.ReportMetric(quiet.writes.Total(), "settled-hub-writes")
+	b.Logf("settled for %s: %s", settledPeriod, quiet.writes.Breakdown(0))
 	b.Logf("  members: %s", quiet.members())
 	if len(quiet.events) > 0 {
 		b.Logf("  Events emitted while settled:%s", quiet.events)
@@ -205,24 +205,24 @@ func rollout(b *testing.B, e *env, ns string, n int) {
 // write count at one moment.
 type reading struct {
 	at     time.Time
-	writes writes
+	writes framework.Writes
 	events eventCounts
 	own    int64
 	// memberWrites are the members' API server write counters, summed.
-	memberWrites writes
+	memberWrites framework.Writes
 }
 
 // delta is what happened between two readings.
 type delta struct {
-	writes       writes
+	writes       framework.Writes
 	events       eventCounts
 	own          float64
-	memberWrites writes
+	memberWrites framework.Writes
 }
 
 func (r reading) since(earlier reading) delta {
-	return delta{writes: r.writes.since(earlier.writes), events: r.events.since(earlier.events),
-		own: float64(r.own - earlier.own), memberWrites: r.memberWrites.since(earlier.memberWrites)}
+	return delta{writes: r.writes.Since(earlier.writes), events: r.events.since(earlier.events),
+		own: float64(r.own - earlier.own), memberWrites: r.memberWrites.Since(earlier.memberWrites)}
 }
 
 // members formats the members' writes: every member object write costs a
@@ -235,13 +235,13 @@ func (d delta) members() string {
 		}
 	}
 	return fmt.Sprintf("%.0f writes in the %d members, %.0f of them to Deployments",
-		d.memberWrites.total(), memberCount, deployments)
+		d.memberWrites.Total(), memberCount, deployments)
 }
 
 func (e *env) read(ctx context.Context, b *testing.B) reading {
 	b.Helper()
 	own := e.ownWrites.Load()
-	w, err := scrapeWrites(ctx, e.HubCS)
+	w, err := framework.ScrapeWrites(ctx, e.HubCS)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -249,9 +249,9 @@ func (e *env) read(ctx context.Context, b *testing.B) reading {
 	if err != nil {
 		b.Fatal(err)
 	}
-	members := writes{}
+	members := framework.Writes{}
 	for m, cs := range e.MemberCS {
-		mw, err := scrapeWrites(ctx, cs)
+		mw, err := framework.ScrapeWrites(ctx, cs)
 		if err != nil {
 			b.Fatalf("%s: %v", m, err)
 		}
@@ -273,7 +273,7 @@ func (e *env) quiet(ctx context.Context, b *testing.B, when string) reading {
 		b.Fatal(err)
 	}
 	if !quiet {
-		b.Logf("the hub was still writing %s %s: %s", settleLimit, when, w.since(start.writes).breakdown(0))
+		b.Logf("the hub was still writing %s %s: %s", settleLimit, when, w.Since(start.writes).Breakdown(0))
 	}
 	r := e.read(ctx, b)
 	// The counters as of the last write: the quiet seconds after it add

@@ -1,4 +1,4 @@
-package scale
+package framework
 
 import (
 	"bufio"
@@ -18,30 +18,30 @@ import (
 // apply is counted as APPLY, not PATCH.
 var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "APPLY": true, "DELETE": true, "DELETECOLLECTION": true}
 
-// writeKey is one apiserver_request_total series that writes.
-type writeKey struct {
+// WriteKey is one apiserver_request_total series that writes.
+type WriteKey struct {
 	Verb, Resource, Subresource, Code string
 }
 
 // resource is "works" or "works/status".
-func (k writeKey) resource() string {
+func (k WriteKey) resource() string {
 	if k.Subresource == "" {
 		return k.Resource
 	}
 	return k.Resource + "/" + k.Subresource
 }
 
-// writes is a reading of the hub API server's write counters.
-type writes map[writeKey]float64
+// Writes is a reading of the hub API server's write counters.
+type Writes map[WriteKey]float64
 
-// scrapeWrites reads a kube-apiserver's /metrics (the hub's or a member's)
+// ScrapeWrites reads a kube-apiserver's /metrics (the hub's or a member's)
 // and keeps the apiserver_request_total series of writing verbs.
-func scrapeWrites(ctx context.Context, cs kubernetes.Interface) (writes, error) {
+func ScrapeWrites(ctx context.Context, cs kubernetes.Interface) (Writes, error) {
 	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
-	out := writes{}
+	out := Writes{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	const prefix = "apiserver_request_total{"
@@ -62,7 +62,7 @@ func scrapeWrites(ctx context.Context, cs kubernetes.Interface) (writes, error) 
 		if err != nil {
 			return nil, fmt.Errorf("/metrics: %q: %w", line, err)
 		}
-		out[writeKey{Verb: labels["verb"], Resource: labels["resource"], Subresource: labels["subresource"],
+		out[WriteKey{Verb: labels["verb"], Resource: labels["resource"], Subresource: labels["subresource"],
 			Code: labels["code"]}] += v
 	}
 	return out, sc.Err()
@@ -101,10 +101,14 @@ func parseLabels(s string) map[string]string {
 	return out
 }
 
-// since is what was written between an earlier reading and this one.
-func (w writes) since(earlier writes) writes {
-	out := writes{}
-	for k, v := range w {
+// Since is what was written between an earlier reading and this one.
+func (w Writes) Since(earlier Writes) Writes { return Delta(w, earlier) }
+
+// Delta is what each counter of now grew by since earlier (counters that
+// did not grow are left out).
+func Delta[K comparable, V int | float64, M ~map[K]V](now, earlier M) M {
+	out := M{}
+	for k, v := range now {
 		if d := v - earlier[k]; d > 0 {
 			out[k] = d
 		}
@@ -112,8 +116,8 @@ func (w writes) since(earlier writes) writes {
 	return out
 }
 
-// total is the number of writes, leaving out the resources named.
-func (w writes) total(except ...string) float64 {
+// Total is the number of writes, leaving out the resources named.
+func (w Writes) Total(except ...string) float64 {
 	var sum float64
 	for k, v := range w {
 		skip := false
@@ -129,9 +133,9 @@ func (w writes) total(except ...string) float64 {
 	return sum
 }
 
-// conflicts counts the writes the hub refused with 409 Conflict: each is a
+// Conflicts counts the writes the hub refused with 409 Conflict: each is a
 // write that cost the API server and must be retried.
-func (w writes) conflicts() float64 {
+func (w Writes) Conflicts() float64 {
 	var sum float64
 	for k, v := range w {
 		if k.Code == "409" {
@@ -149,7 +153,7 @@ type contributor struct {
 }
 
 // biggest lists the writes by verb and resource, largest first.
-func (w writes) biggest() []contributor {
+func (w Writes) biggest() []contributor {
 	sums := map[[2]string]*contributor{}
 	for k, v := range w {
 		key := [2]string{k.Verb, k.resource()}
@@ -176,16 +180,16 @@ func (w writes) biggest() []contributor {
 	return out
 }
 
-// breakdown formats the writes for a log line: total, per template, then
+// Breakdown formats the writes for a log line: total, per template, then
 // every verb+resource with its share per template and its 409s.
-func (w writes) breakdown(perTemplate int) string {
+func (w Writes) Breakdown(perTemplate int) string {
 	var b strings.Builder
-	total := w.total()
+	total := w.Total()
 	fmt.Fprintf(&b, "%.0f writes", total)
 	if perTemplate > 0 {
 		fmt.Fprintf(&b, " (%.2f/template)", total/float64(perTemplate))
 	}
-	if c := w.conflicts(); c > 0 {
+	if c := w.Conflicts(); c > 0 {
 		fmt.Fprintf(&b, ", %.0f of them refused with 409 Conflict", c)
 	}
 	for _, c := range w.biggest() {
@@ -200,17 +204,17 @@ func (w writes) breakdown(perTemplate int) string {
 	return b.String()
 }
 
-// writeCounter counts the write requests the benchmark itself sends to the
+// WriteCounter counts the write requests the benchmark itself sends to the
 // hub, so the controllers' share of the hub's writes can be told apart.
-type writeCounter struct {
-	next  http.RoundTripper
-	count *atomic.Int64
+type WriteCounter struct {
+	Next  http.RoundTripper
+	Count *atomic.Int64
 }
 
-func (c writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+func (c WriteCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch req.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
-		c.count.Add(1)
+		c.Count.Add(1)
 	}
-	return c.next.RoundTrip(req)
+	return c.Next.RoundTrip(req)
 }

@@ -1,0 +1,777 @@
+// Command benchfleet measures propagation at the speed of the members: on a
+// fresh local fleet (hub + K members, real kube-apiserver + etcd), M
+// Deployments placed by one policy on every member, against a baseline in
+// the same run: a plain client-go program writing the same M×K objects
+// straight to the members, with federator's per-member QPS, burst and
+// concurrency. Then suspend all → update every template → resume.
+//
+// It prints one table (or JSON with -o json, for comparing commits). It
+// asserts correctness only (every object arrived; no member object changed
+// while suspended), never timing.
+//
+//	go run ./test/scale/benchfleet [--members 3] [--resources 500] [-o json]   (or: make bench-fleet)
+//
+// federator runs as its own process (bin/federator controller), so its CPU
+// seconds and peak RSS are its own; the hub API server's CPU seconds are
+// read from /proc, its writes from apiserver_request_total.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/test/framework"
+)
+
+const (
+	imageV1 = "nginx:1.25"
+	imageV2 = "nginx:1.26"
+	ns      = "bench"
+	// waitLimit bounds a stuck step; it is not a statement about speed.
+	waitLimit = 15 * time.Minute
+	poll      = 100 * time.Millisecond
+)
+
+type options struct {
+	members, resources, concurrency int
+	qps                             float64
+	burst                           int
+	output, binDir, federator       string
+}
+
+// result is what one run measured; -o json prints it as is.
+type result struct {
+	Members     int    `json:"members"`
+	Resources   int    `json:"resources"`
+	Concurrency int    `json:"concurrencyPerMember"`
+	QPS         string `json:"qpsBurstPerMember"`
+	Machine     string `json:"machine"`
+	Date        string `json:"date"`
+	Commit      string `json:"commit"`
+
+	BaselineCreate float64 `json:"baselineCreateSeconds"`
+	BaselineUpdate float64 `json:"baselineUpdateSeconds"`
+
+	Propagate      float64 `json:"propagateSeconds"`
+	SuspendVisible float64 `json:"suspensionVisibleSeconds"`
+	ResumeP50      float64 `json:"resumeP50Seconds"`
+	ResumeP99      float64 `json:"resumeP99Seconds"`
+	ResumeAll      float64 `json:"resumeAllSeconds"`
+	ChangedHeld    int     `json:"memberObjectsChangedWhileSuspended"`
+
+	PropagationWrites map[string]float64 `json:"hubWritesPerTemplatePropagation"`
+	CycleWrites       map[string]float64 `json:"hubWritesPerTemplateCycle"`
+
+	FederatorCPU   float64 `json:"federatorCPUSeconds"`
+	HubAPIServCPU  float64 `json:"hubAPIServerCPUSeconds"`
+	FederatorPeak  float64 `json:"federatorPeakRSSMB"`
+	propagationRaw framework.Writes
+	cycleRaw       framework.Writes
+}
+
+func main() {
+	o := options{}
+	flag.IntVar(&o.members, "members", 3, "member clusters")
+	flag.IntVar(&o.resources, "resources", 500, "Deployments placed on every member")
+	flag.IntVar(&o.concurrency, "concurrency", 4, "writers per member in the baseline (federator's dispatch workers per member)")
+	flag.Float64Var(&o.qps, "qps", float64(hub.DefaultOptions().Member.QPS), "client QPS per member, in the baseline as in federator")
+	flag.IntVar(&o.burst, "burst", hub.DefaultOptions().Member.Burst, "client burst per member, in the baseline as in federator")
+	flag.StringVar(&o.output, "o", "table", "output: table or json")
+	flag.StringVar(&o.binDir, "bin-dir", "", "where kube-apiserver, etcd and federator are (default: $KUBEBUILDER_ASSETS, else bin/)")
+	flag.Parse()
+	if o.output != "table" && o.output != "json" {
+		fmt.Fprintf(os.Stderr, "benchfleet: -o %q: want table or json\n", o.output)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchfleet: %v\n", err)
+		os.Exit(1)
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+		return
+	}
+	r.print(os.Stdout)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "benchfleet: "+format+"\n", args...)
+}
+
+func run(ctx context.Context, o options) (r *result, err error) {
+	if o.binDir == "" {
+		if o.binDir, err = framework.BinDir(); err != nil {
+			return nil, err
+		}
+	}
+	o.federator = filepath.Join(o.binDir, "federator")
+	if _, err := os.Stat(o.federator); err != nil {
+		return nil, fmt.Errorf("%w (make build puts it in bin/)", err)
+	}
+	dir, err := os.MkdirTemp("", "benchfleet-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	logf("starting a hub and %d members", o.members)
+	f, err := fleet.Start(ctx, fleet.Options{Dir: dir, Members: o.members, BinDir: o.binDir})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, f.Stop()) }()
+
+	r = &result{Members: o.members, Resources: o.resources, Concurrency: o.concurrency,
+		QPS: fmt.Sprintf("%g/%d", o.qps, o.burst), Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), Commit: commit()}
+
+	logf("baseline: %d×%d Deployments written straight to the members", o.resources, o.members)
+	if r.BaselineCreate, r.BaselineUpdate, err = baseline(ctx, f, o); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	logf("baseline: created in %.2fs, updated in %.2fs", r.BaselineCreate, r.BaselineUpdate)
+	return r, federated(ctx, f, o, dir, r)
+}
+
+// baseline writes the M×K objects to the members directly: per member, a
+// client with federator's QPS and burst and o.concurrency writers.
+func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update float64, err error) {
+	const bns = "baseline"
+	clients := map[string]kubernetes.Interface{}
+	for _, m := range f.Members {
+		cfg := rest.CopyConfig(m.Config)
+		cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return 0, 0, err
+		}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}}, metav1.CreateOptions{}); err != nil {
+			return 0, 0, err
+		}
+		clients[m.Name] = cs
+	}
+	each := func(write func(cs kubernetes.Interface, name string) error) (float64, error) {
+		began := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, len(clients)*o.concurrency)
+		for _, cs := range clients {
+			names := make(chan string)
+			for range o.concurrency {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for n := range names {
+						if err := write(cs, n); err != nil {
+							errs <- err
+							for range names {
+							}
+							return
+						}
+					}
+				}()
+			}
+			go func() {
+				defer close(names)
+				for i := range o.resources {
+					names <- name(i)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		return time.Since(began).Seconds(), <-errs
+	}
+	create, err = each(func(cs kubernetes.Interface, n string) error {
+		_, err := cs.AppsV1().Deployments(bns).Create(ctx, framework.NewDeployment(bns, n, imageV1), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`, framework.Container, imageV2))
+	update, err = each(func(cs kubernetes.Interface, n string) error {
+		_, err := cs.AppsV1().Deployments(bns).Patch(ctx, n, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+	return create, update, err
+}
+
+func name(i int) string { return fmt.Sprintf("web-%05d", i) }
+
+// federated measures federator: propagation, then suspend → update → resume.
+func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *result) (err error) {
+	ctrl, err := startController(ctx, o.federator, f.Hub.KubeconfigPath, filepath.Join(dir, "federator.log"))
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, ctrl.stop()) }()
+	hubCfg := rest.CopyConfig(f.Hub.Config)
+	hubCfg.QPS, hubCfg.Burst = 1000, 2000
+	hc, err := client.New(hubCfg, client.Options{Scheme: policy.NewScheme()})
+	if err != nil {
+		return err
+	}
+	hubCS, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	members := map[string]kubernetes.Interface{}
+	var memberNames []string
+	for _, m := range f.Members {
+		if err := membership.Register(ctx, hc, m.Name, m.Config); err != nil {
+			return err
+		}
+		if members[m.Name], err = kubernetes.NewForConfig(m.Config); err != nil {
+			return err
+		}
+		memberNames = append(memberNames, m.Name)
+	}
+	if err := hc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "namespace "+ns+" in every member", func() (bool, error) {
+		for _, cs := range members {
+			if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	apiserverPID, err := f.Hub.APIServerPID()
+	if err != nil {
+		return err
+	}
+	cpuBefore := [2]float64{cpuSeconds(ctrl.pid()), cpuSeconds(apiserverPID)}
+	before, err := quiet(ctx, hubCS)
+	if err != nil {
+		return err
+	}
+
+	logf("federator: policy and %d templates on the hub, to %d members", o.resources, o.members)
+	began := time.Now()
+	if err := hc.Create(ctx, framework.NewDeploymentPolicy(ns, "bench", "", memberNames...)); err != nil {
+		return err
+	}
+	if err := parallel(16, o.resources, func(i int) error {
+		return hc.Create(ctx, framework.NewDeployment(ns, name(i), imageV1))
+	}); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "every member has every Deployment", func() (bool, error) {
+		return everyMemberHas(ctx, members, o.resources, imageV1)
+	}); err != nil {
+		return err
+	}
+	r.Propagate = time.Since(began).Seconds()
+	logf("federator: propagated in %.2fs", r.Propagate)
+	afterPropagation, err := quiet(ctx, hubCS)
+	if err != nil {
+		return err
+	}
+	r.propagationRaw = afterPropagation.Since(before)
+	r.PropagationWrites = perTemplate(r.propagationRaw, o.resources)
+
+	// Suspend all → update → resume, with every member watched throughout.
+	watchers, err := watchMembers(ctx, members)
+	if err != nil {
+		return err
+	}
+	defer watchers.stop()
+	began = time.Now()
+	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "the suspension on every binding and Work", func() (bool, error) {
+		return suspendedEverywhere(ctx, hc, o.resources*o.members)
+	}); err != nil {
+		return err
+	}
+	r.SuspendVisible = time.Since(began).Seconds()
+	logf("federator: suspension visible in %.2fs; updating every template", r.SuspendVisible)
+	if err := parallel(16, o.resources, func(i int) error {
+		return framework.SetImage(ctx, hc, ns, name(i), imageV2)
+	}); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "the new image in every Work", func() (bool, error) {
+		return everyWorkHas(ctx, hc, o.resources*o.members, imageV2)
+	}); err != nil {
+		return err
+	}
+	if _, err := quiet(ctx, hubCS); err != nil {
+		return err
+	}
+	r.ChangedHeld = watchers.changes()
+	resumed := time.Now()
+	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":null}}`); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "every member has the new image", func() (bool, error) {
+		return everyMemberHas(ctx, members, o.resources, imageV2)
+	}); err != nil {
+		return err
+	}
+	latencies := watchers.firstSeen(imageV2, resumed)
+	if len(latencies) != o.resources*o.members {
+		return fmt.Errorf("the member watches saw %d objects take the new image, want %d", len(latencies), o.resources*o.members)
+	}
+	r.ResumeP50, r.ResumeP99, r.ResumeAll = quantile(latencies, 0.5), quantile(latencies, 0.99), latencies[len(latencies)-1]
+	afterCycle, err := quiet(ctx, hubCS)
+	if err != nil {
+		return err
+	}
+	r.cycleRaw = afterCycle.Since(afterPropagation)
+	r.CycleWrites = perTemplate(r.cycleRaw, o.resources)
+	r.FederatorCPU = cpuSeconds(ctrl.pid()) - cpuBefore[0]
+	r.HubAPIServCPU = cpuSeconds(apiserverPID) - cpuBefore[1]
+	r.FederatorPeak = peakRSSMB(ctrl.pid())
+	return nil
+}
+
+// controller is bin/federator controller, run as its own process.
+type controller struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startController(ctx context.Context, binary, kubeconfig, logPath string) (*controller, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, "controller", "--kubeconfig", kubeconfig)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(logFile, pw), logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	c := &controller{cmd: cmd, done: make(chan error, 1)}
+	go func() { c.done <- cmd.Wait(); logFile.Close(); pw.Close() }()
+	running := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		signalled := false
+		for sc.Scan() {
+			if !signalled && strings.Contains(sc.Text(), "controllers running against") {
+				close(running)
+				signalled = true
+			}
+		}
+	}()
+	select {
+	case <-running:
+		return c, nil
+	case err := <-c.done:
+		return nil, fmt.Errorf("federator controller exited before running (%v); its log: %s", err, logPath)
+	case <-time.After(2 * time.Minute):
+	case <-ctx.Done():
+	}
+	return nil, errors.Join(fmt.Errorf("federator controller did not start (log: %s)", logPath), c.stop())
+}
+
+func (c *controller) pid() int { return c.cmd.Process.Pid }
+
+// stop ends the controller with SIGTERM, then SIGKILL after 10 s.
+func (c *controller) stop() error {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+	return nil
+}
+
+// quiet waits until the hub has written nothing but leases and events for
+// 3 s, and returns its write counters then.
+func quiet(ctx context.Context, hubCS kubernetes.Interface) (framework.Writes, error) {
+	const quietFor = 3 * time.Second
+	last, err := framework.ScrapeWrites(ctx, hubCS)
+	if err != nil {
+		return nil, err
+	}
+	since := time.Now()
+	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		now, err := framework.ScrapeWrites(ctx, hubCS)
+		if err != nil {
+			return nil, err
+		}
+		if now.Since(last).Total("leases", "events") > 0 {
+			last, since = now, time.Now()
+			continue
+		}
+		if time.Since(since) >= quietFor {
+			return now, nil
+		}
+	}
+	return nil, fmt.Errorf("the hub kept writing for %s", waitLimit)
+}
+
+func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
+	deadline := time.Now().Add(waitLimit)
+	for {
+		ok, err := done()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for %s: still not after %s", what, waitLimit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+func parallel(workers, n int, do func(i int) error) error {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := do(i); err != nil {
+					errs <- err
+					for range next {
+					}
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func everyMemberHas(ctx context.Context, members map[string]kubernetes.Interface, n int, image string) (bool, error) {
+	for _, cs := range members {
+		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		count := 0
+		for i := range list.Items {
+			if imageOf(&list.Items[i]) == image {
+				count++
+			}
+		}
+		if count < n {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func imageOf(d *appsv1.Deployment) string {
+	if c := d.Spec.Template.Spec.Containers; len(c) > 0 {
+		return c[0].Image
+	}
+	return ""
+}
+
+func suspendedEverywhere(ctx context.Context, hc client.Client, works int) (bool, error) {
+	bindings := &workv1alpha2.ResourceBindingList{}
+	if err := hc.List(ctx, bindings, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	for _, b := range bindings.Items {
+		if s := b.Spec.Suspension; s == nil || s.Dispatching == nil || !*s.Dispatching {
+			return false, nil
+		}
+	}
+	held := 0
+	err := eachWork(ctx, hc, func(w *workv1alpha1.Work) {
+		if w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching {
+			held++
+		}
+	})
+	return held == works, err
+}
+
+func everyWorkHas(ctx context.Context, hc client.Client, works int, image string) (bool, error) {
+	have := 0
+	err := eachWork(ctx, hc, func(w *workv1alpha1.Work) {
+		if m, err := worksManifest(w); err == nil && strings.Contains(m, `"image":"`+image+`"`) {
+			have++
+		}
+	})
+	return have == works, err
+}
+
+// eachWork calls do for every Work of a Deployment of the benchmark's
+// namespace, in every execution namespace.
+func eachWork(ctx context.Context, hc client.Client, do func(*workv1alpha1.Work)) error {
+	list := &workv1alpha1.WorkList{}
+	if err := hc.List(ctx, list); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		w := &list.Items[i]
+		if m := works.FirstManifest(w); m != nil && m.GetKind() == "Deployment" && m.GetNamespace() == ns {
+			do(w)
+		}
+	}
+	return nil
+}
+
+func worksManifest(w *workv1alpha1.Work) (string, error) {
+	if len(w.Spec.Workload.Manifests) == 0 {
+		return "", errors.New("no manifest")
+	}
+	return string(w.Spec.Workload.Manifests[0].Raw), nil
+}
+
+// memberWatches watch the benchmark's Deployments in every member: every
+// change while suspended is counted, and when each object first took an
+// image is noted.
+type memberWatches struct {
+	mu      sync.Mutex
+	changed int
+	seen    map[string]map[string]time.Time // image → member/name → first seen
+	stops   []func()
+}
+
+func watchMembers(ctx context.Context, members map[string]kubernetes.Interface) (*memberWatches, error) {
+	w := &memberWatches{seen: map[string]map[string]time.Time{}}
+	for m, cs := range members {
+		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		wi, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return nil, err
+		}
+		w.stops = append(w.stops, wi.Stop)
+		go func() {
+			for ev := range wi.ResultChan() {
+				d, ok := ev.Object.(*appsv1.Deployment)
+				if !ok || (ev.Type != watch.Modified && ev.Type != watch.Added) {
+					continue
+				}
+				at := time.Now()
+				w.mu.Lock()
+				w.changed++
+				img := imageOf(d)
+				if w.seen[img] == nil {
+					w.seen[img] = map[string]time.Time{}
+				}
+				if _, ok := w.seen[img][m+"/"+d.Name]; !ok {
+					w.seen[img][m+"/"+d.Name] = at
+				}
+				w.mu.Unlock()
+			}
+		}()
+	}
+	return w, nil
+}
+
+// changes is how many member writes the watches saw so far (each
+// resets the count).
+func (w *memberWatches) changes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.changed
+	w.changed = 0
+	return n
+}
+
+// firstSeen is, sorted, how long after since each object first showed image.
+func (w *memberWatches) firstSeen(image string, since time.Time) []float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []float64
+	for _, at := range w.seen[image] {
+		out = append(out, at.Sub(since).Seconds())
+	}
+	sort.Float64s(out)
+	return out
+}
+
+func (w *memberWatches) stop() {
+	for _, s := range w.stops {
+		s()
+	}
+}
+
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// perTemplate is writes per template by "VERB resource".
+func perTemplate(w framework.Writes, n int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range w {
+		if k.Resource == "leases" {
+			continue
+		}
+		res := k.Resource
+		if k.Subresource != "" {
+			res += "/" + k.Subresource
+		}
+		out[k.Verb+" "+res] += v / float64(n)
+	}
+	return out
+}
+
+// cpuSeconds is the user + system CPU time of pid so far.
+func cpuSeconds(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) in parentheses.
+	fields := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // USER_HZ
+}
+
+// peakRSSMB is pid's peak resident set (VmHWM), in MB.
+func peakRSSMB(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func machine() string {
+	model := ""
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				model = strings.TrimSpace(line[strings.IndexByte(line, ':')+1:])
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores, %s", runtime.NumCPU(), model)
+}
+
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *result) print(out io.Writer) {
+	fmt.Fprintf(out, "benchfleet: %d Deployments × %d members; per member QPS/burst %s, %d writers; %s; %s; commit %s\n\n",
+		r.Resources, r.Members, r.QPS, r.Concurrency, r.Machine, r.Date, r.Commit)
+	t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	ratio := func(a, b float64) string {
+		if b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f×", a/b)
+	}
+	fmt.Fprintln(t, "MEASURE\tFEDERATOR\tDIRECT\tRATIO")
+	fmt.Fprintf(t, "every member object exists\t%.2fs\t%.2fs\t%s\n", r.Propagate, r.BaselineCreate, ratio(r.Propagate, r.BaselineCreate))
+	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t\t\n", r.SuspendVisible)
+	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
+	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
+	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
+	fmt.Fprintf(t, "member objects changed while suspended\t%d\t\t(must be 0)\n", r.ChangedHeld)
+	fmt.Fprintf(t, "CPU seconds, federator\t%.1f\t\t\n", r.FederatorCPU)
+	fmt.Fprintf(t, "CPU seconds, hub API server\t%.1f\t\t\n", r.HubAPIServCPU)
+	fmt.Fprintf(t, "federator peak RSS\t%.0f MB\t\t\n", r.FederatorPeak)
+	_ = t.Flush()
+	for _, part := range []struct {
+		name string
+		w    map[string]float64
+	}{{"propagation", r.PropagationWrites}, {"suspend → update → resume", r.CycleWrites}} {
+		var total float64
+		keys := make([]string, 0, len(part.w))
+		for k, v := range part.w {
+			total += v
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int {
+			if part.w[a] != part.w[b] {
+				if part.w[a] > part.w[b] {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		fmt.Fprintf(out, "\nhub writes per template, %s: %.2f (leases left out)\n", part.name, total)
+		t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, k := range keys {
+			fmt.Fprintf(t, "  %s\t%.2f\n", k, part.w[k])
+		}
+		_ = t.Flush()
+	}
+}
