@@ -1,14 +1,14 @@
 package scale
 
 import (
-	"github.com/federator-dev/federator/test/framework"
-
 	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // eventKey groups hub Events by the kind they are about, their reason and
