@@ -94,7 +94,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, clusters); err != nil {
 		return ctrl.Result{}, "", err
 	}
-	placed, err := placement.PlaceForTemplate(b.spec.Placement, clusters.Items, b.spec.Replicas, tpl.GetUID())
+	placed, err := placement.PlaceBinding(b.spec, clusters.Items, tpl.GetUID())
 	if err != nil {
 		if conditions.Set(&b.status.Conditions, unstamped, metav1.Condition{Type: workkeys.ConditionScheduled,
 			Status: metav1.ConditionFalse, Reason: workkeys.ReasonUnschedulable, Message: err.Error()}) {
@@ -117,13 +117,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		before = b.snapshot()
 	}
-	scheduled := metav1.Condition{Type: workkeys.ConditionScheduled, Status: metav1.ConditionTrue,
-		Reason: workkeys.ReasonScheduled, Message: workkeys.MessageScheduled}
-	if len(placed.Targets) == 0 {
-		scheduled = metav1.Condition{Type: workkeys.ConditionScheduled, Status: metav1.ConditionFalse,
-			Reason: workkeys.ReasonNoClusterFit, Message: workkeys.MessageNoClusterFit}
-	}
-	conditions.Set(&b.status.Conditions, unstamped, scheduled)
+	conditions.Set(&b.status.Conditions, unstamped, placed.Scheduled())
 
 	targets := make([]string, 0, len(b.spec.Clusters))
 	for _, t := range b.spec.Clusters {
