@@ -91,7 +91,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := b.snapshot()
 	var events []func()
 	clusters := &clusterv1alpha1.ClusterList{}
-	if err := r.Client.List(ctx, clusters); err != nil {
+	// The cache's own objects, not copies: placement and the hold input
+	// only read them, and each Cluster carries its member's list of APIs,
+	// which a copy per Cluster per reconcile would duplicate (about 5 µs a
+	// Cluster, five times the copy of one without it).
+	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, "", err
 	}
 	placed, err := placement.PlaceBinding(b.spec, clusters.Items, tpl.GetUID())

@@ -367,4 +367,15 @@ func TestPlaceDoesNotModifyInputs(t *testing.T) {
 	if !reflect.DeepEqual(clusters, clustersBefore) {
 		t.Errorf("clusters modified")
 	}
+	// PlaceBinding's callers hand it the cache's own Clusters.
+	spec := &workv1alpha2.ResourceBindingSpec{Placement: placement, Replicas: 5, Clusters: targets("member4", 0),
+		Resource: workv1alpha2.ObjectReference{APIVersion: "example.com/v1", Kind: "Widget"}}
+	specBefore := spec.DeepCopy()
+	withAPIs, withAPIsBefore := apiFleet(), apiFleet()
+	if _, err := PlaceBinding(spec, withAPIs, "uid"); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(spec, specBefore) || !reflect.DeepEqual(withAPIs, withAPIsBefore) {
+		t.Errorf("PlaceBinding modified its inputs")
+	}
 }
