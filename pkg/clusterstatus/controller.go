@@ -83,10 +83,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		cluster.Status.KubernetesVersion = result.version
 		cluster.Status.APIEnablements = result.enablements
-		conditions.Set(&cluster.Status.Conditions, cluster.Generation, completeAPIEnablements(result.enablements, result.discoveryErr))
-		if result.discoveryErr != nil {
-			ctrl.LoggerFrom(ctx).Error(result.discoveryErr, "collected a partial or empty list of the member's APIs",
-				"groupVersions", len(result.enablements))
+		complete := completeAPIEnablements(result.enablements, result.discoveryErr)
+		// Told once per transition, not at every probe while a member's
+		// aggregated API stays down.
+		if conditions.Set(&cluster.Status.Conditions, cluster.Generation, complete) && result.discoveryErr != nil {
+			ctrl.LoggerFrom(ctx).Error(result.discoveryErr, complete.Message)
 		}
 	}
 	changed := conditions.Set(&cluster.Status.Conditions, cluster.Generation, ready)
