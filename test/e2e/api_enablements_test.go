@@ -173,15 +173,17 @@ spec:
 		crdSeen, crSeen := map[string]time.Duration{}, map[string]time.Duration{}
 		definition := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group}}
 		Eventually(func() map[string]string {
+			sizes := map[string]string{}
 			for m, c := range members {
 				if _, seen := crdSeen[m]; !seen && c.Get(ctx, client.ObjectKeyFromObject(definition), definition.DeepCopy()) == nil {
 					crdSeen[m] = time.Since(start)
 				}
-				if _, seen := crSeen[m]; !seen && env.MemberValue(ctx, m, customResource(group, kind, ns, name, ""), size) == "large" {
+				sizes[m] = env.MemberValue(ctx, m, customResource(group, kind, ns, name, ""), size)
+				if _, seen := crSeen[m]; !seen && sizes[m] == "large" {
 					crSeen[m] = time.Since(start)
 				}
 			}
-			return env.MemberValues(ctx, customResource(group, kind, ns, name, ""), size)
+			return sizes
 		}).Should(Equal(everywhere("large")))
 		for _, m := range env.MemberNames() {
 			AddReportEntry(m+": after the policy, the CRD arrived / the resource arrived", fmt.Sprintf("%s / %s",
