@@ -1,7 +1,8 @@
 // Package cluster owns the strings federator writes on Karmada's Cluster
-// objects (cluster.karmada.io): the Ready condition's reasons and messages,
-// Karmada's own (pkg/controllers/status/cluster_status_controller.go), so
-// Karmada's tools and users' checks read them unchanged.
+// objects (cluster.karmada.io): the reasons and messages of the Ready and
+// CompleteAPIEnablements conditions, Karmada's own
+// (pkg/controllers/status/cluster_status_controller.go), so Karmada's tools
+// and users' checks read them unchanged.
 package cluster
 
 const (
@@ -15,4 +16,28 @@ const (
 	// MessageClusterNotReachable is Karmada's message for
 	// ReasonClusterNotReachable.
 	MessageClusterNotReachable = "cluster is not reachable"
+)
+
+// Reasons and messages of the CompleteAPIEnablements condition, which says
+// whether status.apiEnablements lists everything the member serves.
+const (
+	// ReasonAPIEnablementsComplete: discovery read every API group
+	// (CompleteAPIEnablements=True).
+	ReasonAPIEnablementsComplete = "Complete"
+	// MessageAPIEnablementsComplete is Karmada's message for
+	// ReasonAPIEnablementsComplete.
+	MessageAPIEnablementsComplete = "collected complete APIEnablements from the cluster"
+	// ReasonAPIEnablementsPartial: some API groups could not be read (an
+	// aggregated API server that is down, say); status.apiEnablements holds
+	// those that were (CompleteAPIEnablements=False).
+	ReasonAPIEnablementsPartial = "Partial"
+	// MessageAPIEnablementsPartial is Karmada's message for
+	// ReasonAPIEnablementsPartial, with the number of group versions read.
+	MessageAPIEnablementsPartial = "might collect partial APIEnablements(%d) from the cluster"
+	// ReasonAPIEnablementsEmpty: discovery read nothing;
+	// status.apiEnablements is empty (CompleteAPIEnablements=False).
+	ReasonAPIEnablementsEmpty = "Empty"
+	// MessageAPIEnablementsEmpty is Karmada's message for
+	// ReasonAPIEnablementsEmpty.
+	MessageAPIEnablementsEmpty = "collected empty APIEnablements from the cluster"
 )

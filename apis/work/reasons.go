@@ -83,8 +83,25 @@ const (
 	MessageScheduled = "Binding has been scheduled successfully."
 	// ReasonNoClusterFit: no cluster matched the placement (Scheduled=False).
 	ReasonNoClusterFit = workv1alpha2.BindingReasonNoClusterFit
-	// MessageNoClusterFit is the message for ReasonNoClusterFit.
-	MessageNoClusterFit = "0 clusters are available for the placement"
+	// MessageNoClusterFit is Karmada's FitError message for
+	// ReasonNoClusterFit (pkg/scheduler/framework/types.go): the number of
+	// registered clusters, then how many clusters each filter kept out,
+	// sorted, e.g. "0/3 clusters are available: 1 cluster(s) did not have
+	// the API resource, 2 cluster(s) did not match the placement cluster
+	// affinity constraint."
+	MessageNoClusterFit = "0/%d clusters are available: %s."
+	// MessageNoClusterExists completes MessageNoClusterFit when no cluster
+	// is registered (or every one is being deleted), as in Karmada.
+	MessageNoClusterExists = "no cluster exists"
+	// FilterAffinityMismatch is what Karmada's ClusterAffinity filter says
+	// of the clusters the placement does not select.
+	FilterAffinityMismatch = "cluster(s) did not match the placement cluster affinity constraint"
+	// FilterAPIMissing is what Karmada's APIEnablement filter says of the
+	// clusters that do not serve the template's kind. federator writes it
+	// into the Scheduled message also when other clusters fit (Karmada then
+	// says only MessageScheduled), followed by which clusters and which
+	// kind, since a person has to install the API there.
+	FilterAPIMissing = "cluster(s) did not have the API resource"
 	// ReasonUnschedulable: the placement itself cannot be evaluated; the
 	// message says why (Scheduled=False).
 	ReasonUnschedulable = workv1alpha2.BindingReasonUnschedulable

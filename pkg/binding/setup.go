@@ -36,8 +36,8 @@ const PolicyIndex = "binding.federator.dev/policy"
 // ClusterResourceBindings, the controller that writes Works.
 //
 // Works are rewritten when the binding changes, when one of its Works is
-// deleted by someone else, when Clusters come, go, are relabelled
-// (placement may change) or list other gates, when an annotation of the
+// deleted by someone else, when Clusters come, go, are relabelled or serve
+// other APIs (placement may change) or list other gates, when an annotation of the
 // claiming policy changes (the suspended annotation holds without changing
 // the policy's generation, so the detector does not rewrite the binding for
 // it), and when a gate it waits for opens, closes, appears or goes.
@@ -67,7 +67,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				builder.WithPredicates(workDeleted{})).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped)),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-					predicate.AnnotationChangedPredicate{}))).
+					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
 			Watches(&gatingv1alpha1.Gate{}, handler.EnqueueRequestsFromMapFunc(bindingsWaitingFor(mgr.GetClient(), clusterScoped)),
 				builder.WithPredicates(gateOpenedChanged{})).
 			Watches(&policyv1alpha1.PropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy")),
@@ -239,6 +239,24 @@ func (gateOpenedChanged) Update(e event.UpdateEvent) bool {
 	oc := meta.FindStatusCondition(o.Status.Conditions, gatingv1alpha1.ConditionOpened)
 	nc := meta.FindStatusCondition(n.Status.Conditions, gatingv1alpha1.ConditionOpened)
 	return (oc == nil) != (nc == nil) || oc != nil && (oc.Status != nc.Status || oc.Message != nc.Message)
+}
+
+// apiEnablementsChanged passes a Cluster whose status says it serves other
+// APIs, or says so with another certainty (CompleteAPIEnablements):
+// placement skips clusters that do not serve a template's kind, so a CRD
+// installed in a member places the bindings that waited for it.
+type apiEnablementsChanged struct{ predicate.Funcs }
+
+func (apiEnablementsChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+	n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+	if !ok1 || !ok2 {
+		return true
+	}
+	oc := meta.FindStatusCondition(o.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements)
+	nc := meta.FindStatusCondition(n.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements)
+	return (oc == nil) != (nc == nil) || oc != nil && oc.Status != nc.Status ||
+		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements)
 }
 
 // workDeleted passes a Work deleted by someone else: its binding writes it

@@ -68,14 +68,25 @@ func newBindingTest(t *testing.T, suspension *policyv1alpha1.Suspension, funcs i
 	}
 	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).
 		WithObjects(dep, pp, rb,
-			&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
-			&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}).
+			servingDeployments("member1"), servingDeployments("member2")).
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha1.Work{}, &appsv1.Deployment{}).
 		WithInterceptorFuncs(funcs).Build()
 	recorder := record.NewFakeRecorder(100)
 	return &bindingTest{hub: hub, recorder: recorder,
 		works:  &Reconciler{Client: hub, Recorder: recorder},
 		status: &StatusReconciler{Client: hub}}
+}
+
+// servingDeployments is a member whose status says it serves apps/v1
+// Deployments, as the cluster status controller records it.
+func servingDeployments(name string) *clusterv1alpha1.Cluster {
+	return &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: clusterv1alpha1.ClusterStatus{
+			APIEnablements: []clusterv1alpha1.APIEnablement{{GroupVersion: "apps/v1",
+				Resources: []clusterv1alpha1.APIResource{{Name: "deployments", Kind: "Deployment"}}}},
+			Conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionCompleteAPIEnablements,
+				Status: metav1.ConditionTrue, Reason: "Complete"}},
+		}}
 }
 
 var bindingKey = types.NamespacedName{Namespace: "shop", Name: bindingName}
@@ -272,4 +283,63 @@ func TestStatusReconcilerAggregates(t *testing.T) {
 func rawStatus(t *testing.T, s string) *runtime.RawExtension {
 	t.Helper()
 	return &runtime.RawExtension{Raw: []byte(s)}
+}
+
+// TestBindingReconcilerSkipsClustersLackingTheKind: a member whose complete
+// list of APIs lacks the template's kind gets no Work, the Scheduled
+// condition names it with Karmada's words, and once the member serves the
+// kind the next reconcile writes its Work.
+func TestBindingReconcilerSkipsClustersLackingTheKind(t *testing.T) {
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	ctx := context.Background()
+	member2 := &clusterv1alpha1.Cluster{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Name: "member2"}, member2); err != nil {
+		t.Fatal(err)
+	}
+	serving := member2.Status.APIEnablements
+	member2.Status.APIEnablements = []clusterv1alpha1.APIEnablement{{GroupVersion: "v1",
+		Resources: []clusterv1alpha1.APIResource{{Name: "configmaps", Kind: "ConfigMap"}}}}
+	if err := b.hub.Update(ctx, member2); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(t)
+
+	b.work(t, "member1")
+	works := &workv1alpha1.WorkList{}
+	if err := b.hub.List(ctx, works, client.InNamespace("karmada-es-member2")); err != nil || len(works.Items) != 0 {
+		t.Errorf("Works for member2 = %d (%v), want none", len(works.Items), err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if got := clusterNames(rb.Spec.Clusters); !equalStrings(got, []string{"member1"}) {
+		t.Errorf("spec.clusters = %v, want [member1]", got)
+	}
+	want := "Binding has been scheduled successfully. 1 cluster(s) did not have the API resource: " +
+		"apps/v1, kind=Deployment is not served by member2; each is placed as soon as it serves it."
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "Scheduled"); c == nil || c.Status != metav1.ConditionTrue || c.Message != want {
+		t.Errorf("Scheduled = %+v, want True with message %q", c, want)
+	}
+
+	member2.Status.APIEnablements = serving
+	if err := b.hub.Update(ctx, member2); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(t)
+	b.work(t, "member2")
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "Scheduled"); c == nil || c.Message != "Binding has been scheduled successfully." {
+		t.Errorf("Scheduled = %+v once member2 serves Deployments", c)
+	}
+}
+
+func clusterNames(targets []workv1alpha2.TargetCluster) []string {
+	var names []string
+	for _, t := range targets {
+		names = append(names, t.Name)
+	}
+	return names
 }

@@ -1,22 +1,20 @@
 // Package clusterstatus owns the status of registered member Clusters: a
-// Ready condition kept current by probing each member's API server, and
-// status.kubernetesVersion, as Karmada's cluster status controller keeps
-// them. Each member is probed on its own, so one that hangs delays no
-// other's status. It writes only when something a person reads changed.
+// Ready condition kept current by probing each member's API server,
+// status.kubernetesVersion, and status.apiEnablements with its
+// CompleteAPIEnablements condition (what the member serves, which placement
+// reads), as Karmada's cluster status controller keeps them. Each member is
+// probed on its own, so one that hangs delays no other's status. It writes
+// only when something a person reads changed.
 package clusterstatus
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,16 +42,16 @@ type Reconciler struct {
 	// its next probe.
 	Interval time.Duration
 
-	probes *probes
+	probes  *probes
+	members *memberClients
 }
 
 // NewReconciler returns a Reconciler probing members reached through config,
 // each probe bounded by timeout.
 func NewReconciler(c client.Client, config ConfigFunc, recorder record.EventRecorder, interval, timeout time.Duration) *Reconciler {
+	members := newMemberClients(config)
 	return &Reconciler{Client: c, Recorder: recorder, Interval: interval,
-		probes: newProbes(timeout, func(ctx context.Context, cluster string) (string, error) {
-			return probe(ctx, config, cluster)
-		})}
+		probes: newProbes(timeout, members.probe), members: members}
 }
 
 // Reconcile records the member's last probe, or starts one when there is
@@ -62,12 +60,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.probes.forget(req.Name)
+			r.forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cluster.DeletionTimestamp.IsZero() {
-		r.probes.forget(cluster.Name)
+		r.forget(cluster.Name)
 		return ctrl.Result{}, nil
 	}
 	result, probed := r.probes.result(cluster.Name)
@@ -78,10 +76,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ready := metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue,
 		Reason: clusterkeys.ReasonClusterReady, Message: clusterkeys.MessageClusterReady}
 	if result.err != nil {
+		// As Karmada: a member that does not answer keeps the APIs it
+		// last listed, so placement does not drop it meanwhile.
 		ready = metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse,
 			Reason: clusterkeys.ReasonClusterNotReachable, Message: clusterkeys.MessageClusterNotReachable}
 	} else {
 		cluster.Status.KubernetesVersion = result.version
+		cluster.Status.APIEnablements = result.enablements
+		complete := completeAPIEnablements(result.enablements, result.discoveryErr)
+		// Told once per transition, not at every probe while a member's
+		// aggregated API stays down.
+		if conditions.Set(&cluster.Status.Conditions, cluster.Generation, complete) && result.discoveryErr != nil {
+			ctrl.LoggerFrom(ctx).Error(result.discoveryErr, complete.Message)
+		}
 	}
 	changed := conditions.Set(&cluster.Status.Conditions, cluster.Generation, ready)
 	// Locked: the event below tells of the transition this write stores.
@@ -98,27 +105,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: r.Interval}, nil
 }
 
-// probe reads the member's /version.
-func probe(ctx context.Context, config ConfigFunc, name string) (string, error) {
-	cfg, err := config(ctx, name)
-	if err != nil {
-		return "", err
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	// ServerVersion takes no context: ask for /version as it does, so the
-	// probe ends with its own timeout or when the controller stops.
-	raw, err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
-	if err != nil {
-		return "", err
-	}
-	var info version.Info
-	if err := json.Unmarshal(raw, &info); err != nil {
-		return "", fmt.Errorf("cluster %s: reading its /version: %w", name, err)
-	}
-	return info.GitVersion, nil
+// forget drops what is kept for a member that left.
+func (r *Reconciler) forget(cluster string) {
+	r.probes.forget(cluster)
+	r.members.forget(cluster)
 }
 
 // Options tune the cluster status controller.

@@ -18,7 +18,7 @@ import (
 // holds only its own probe, never a worker another member waits for.
 type probes struct {
 	timeout time.Duration
-	probe   func(ctx context.Context, cluster string) (version string, err error)
+	probe   func(ctx context.Context, cluster string) probeResult
 
 	mu       sync.Mutex
 	ctx      context.Context // the controller's: probes end when it stops
@@ -28,12 +28,7 @@ type probes struct {
 	running  sync.WaitGroup
 }
 
-type probeResult struct {
-	version string
-	err     error
-}
-
-func newProbes(timeout time.Duration, probe func(context.Context, string) (string, error)) *probes {
+func newProbes(timeout time.Duration, probe func(context.Context, string) probeResult) *probes {
 	return &probes{timeout: timeout, probe: probe, inFlight: map[string]bool{}, results: map[string]probeResult{}}
 }
 
@@ -82,10 +77,10 @@ func (p *probes) start(cluster string) error {
 		defer p.running.Done()
 		ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 		defer cancel()
-		version, err := p.probe(ctx, cluster)
+		result := p.probe(ctx, cluster)
 		p.mu.Lock()
 		delete(p.inFlight, cluster)
-		p.results[cluster] = probeResult{version: version, err: err}
+		p.results[cluster] = result
 		p.mu.Unlock()
 		p.queue.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: cluster}})
 	}()

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,6 +24,27 @@ type Result struct {
 	Targets []workv1alpha2.TargetCluster // sorted by cluster name
 	// Unknown lists clusterAffinity.clusterNames entries that name no known cluster; reported, not silently dropped.
 	Unknown []string
+	// LacksAPI lists, sorted by cluster name, the clusters the placement
+	// selects that Karmada's APIEnablement filter keeps out: they do not
+	// serve the template's kind, or have not shown that they do (see
+	// PlaceBinding). Only PlaceBinding fills it.
+	LacksAPI []LacksAPI
+
+	// What the Scheduled condition's message reports (Karmada's FitError):
+	// the registered clusters, the template's API, and how many clusters
+	// the affinity term the result comes from does not select.
+	clusters       int
+	api            schema.GroupVersionKind
+	affinityMisses int
+}
+
+// LacksAPI is a cluster kept out because of the template's API.
+type LacksAPI struct {
+	Cluster string
+	// Status is clusterv1alpha1.APIDisabled when the cluster's complete
+	// list of APIs lacks the kind, clusterv1alpha1.APIUnknown when the
+	// list is incomplete or not yet collected.
+	Status clusterv1alpha1.APIEnablementStatus
 }
 
 // placementPath is where the placement sits in both policies and bindings, so
@@ -54,9 +77,25 @@ var placementPath = field.NewPath("spec", "placement")
 // Not evaluated at all, because they depend on state Place does not see:
 // clusterTolerations against Cluster taints (Karmada skips the check for
 // clusters already in the binding's targets), API enablement (needs the
-// template's kind), and graceful eviction tasks on the binding.
+// template's kind; PlaceBinding evaluates it), and graceful eviction tasks
+// on the binding.
 func Place(placement *policyv1alpha1.Placement, clusters []clusterv1alpha1.Cluster, replicas int32) (Result, error) {
 	return PlaceForTemplate(placement, clusters, replicas, "")
+}
+
+// PlaceBinding places a binding as Karmada's scheduler does: its placement
+// and replicas as PlaceForTemplate places them, with Karmada's APIEnablement
+// filter for the template's kind (spec.resource). A cluster passes that
+// filter when its status.apiEnablements lists the kind, or when the binding
+// already targets it (spec.clusters), so that a member losing the API (a CRD
+// deleted by accident) keeps what it was given. A cluster whose list is
+// incomplete (CompleteAPIEnablements not True) or not yet collected does not
+// pass unless it lists the kind: Karmada's filter is strict there too. Like
+// the affinity, the filter runs per clusterAffinities term, so a term whose
+// clusters all lack the kind falls through to the next.
+func PlaceBinding(spec *workv1alpha2.ResourceBindingSpec, clusters []clusterv1alpha1.Cluster, templateUID types.UID) (Result, error) {
+	filter := &apiFilter{api: schema.FromAPIVersionAndKind(spec.Resource.APIVersion, spec.Resource.Kind), scheduled: spec.Clusters}
+	return place(spec.Placement, clusters, spec.Replicas, templateUID, filter)
 }
 
 // PlaceForTemplate is Place with the template's UID, which Karmada's scheduler
@@ -65,6 +104,12 @@ func Place(placement *policyv1alpha1.Placement, clusters []clusterv1alpha1.Clust
 // replica. Place breaks those ties as Karmada does for an empty UID, by
 // giving the extra replica to the lexicographically smaller cluster name.
 func PlaceForTemplate(placement *policyv1alpha1.Placement, clusters []clusterv1alpha1.Cluster, replicas int32, templateUID types.UID) (Result, error) {
+	return place(placement, clusters, replicas, templateUID, nil)
+}
+
+// place runs the filters (affinity, then api unless nil) per affinity term
+// and assigns replicas to the clusters that pass them all.
+func place(placement *policyv1alpha1.Placement, clusters []clusterv1alpha1.Cluster, replicas int32, templateUID types.UID, api *apiFilter) (Result, error) {
 	if replicas < 0 {
 		return Result{}, fmt.Errorf("replicas: must not be negative, got %d", replicas)
 	}
@@ -87,13 +132,18 @@ func PlaceForTemplate(placement *policyv1alpha1.Placement, clusters []clusterv1a
 
 	var candidates []*clusterv1alpha1.Cluster
 	unknown := map[string]bool{}
-	for _, term := range terms {
+	// diagnosed is what the Scheduled message reports: the term the
+	// targets come from or, when no term yields any, the first one, as
+	// Karmada reports the first term's failure.
+	var diagnosed, tried Result
+	for t, term := range terms {
 		for _, name := range term.names {
 			if !known[name] {
 				unknown[name] = true
 			}
 		}
 		candidates = candidates[:0]
+		tried = Result{}
 		for i := range clusters {
 			cluster := &clusters[i]
 			// Karmada clears a deleting cluster's scheduled results, so
@@ -101,16 +151,30 @@ func PlaceForTemplate(placement *policyv1alpha1.Placement, clusters []clusterv1a
 			if !cluster.DeletionTimestamp.IsZero() {
 				continue
 			}
-			if term.matches(cluster) {
-				candidates = append(candidates, cluster)
+			if !term.matches(cluster) {
+				tried.affinityMisses++
+				continue
 			}
+			if status := api.admits(cluster); status != clusterv1alpha1.APIEnabled {
+				tried.LacksAPI = append(tried.LacksAPI, LacksAPI{Cluster: cluster.Name, Status: status})
+				continue
+			}
+			candidates = append(candidates, cluster)
+		}
+		if t == 0 || len(candidates) > 0 {
+			diagnosed = tried
 		}
 		if len(candidates) > 0 {
 			break
 		}
 	}
 
-	result := Result{Targets: assignReplicas(division, candidates, replicas, templateUID)}
+	result := Result{Targets: assignReplicas(division, candidates, replicas, templateUID),
+		LacksAPI: diagnosed.LacksAPI, affinityMisses: diagnosed.affinityMisses, clusters: len(clusters)}
+	if api != nil {
+		result.api = api.api
+	}
+	slices.SortFunc(result.LacksAPI, func(a, b LacksAPI) int { return strings.Compare(a.Cluster, b.Cluster) })
 	for name := range unknown {
 		result.Unknown = append(result.Unknown, name)
 	}

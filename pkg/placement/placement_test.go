@@ -337,7 +337,7 @@ func TestPlace(t *testing.T) {
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
+			if got := decided(got); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}
 			if tt.uid == "" {
@@ -366,5 +366,16 @@ func TestPlaceDoesNotModifyInputs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(clusters, clustersBefore) {
 		t.Errorf("clusters modified")
+	}
+	// PlaceBinding's callers hand it the cache's own Clusters.
+	spec := &workv1alpha2.ResourceBindingSpec{Placement: placement, Replicas: 5, Clusters: targets("member4", 0),
+		Resource: workv1alpha2.ObjectReference{APIVersion: "example.com/v1", Kind: "Widget"}}
+	specBefore := spec.DeepCopy()
+	withAPIs, withAPIsBefore := apiFleet(), apiFleet()
+	if _, err := PlaceBinding(spec, withAPIs, "uid"); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(spec, specBefore) || !reflect.DeepEqual(withAPIs, withAPIsBefore) {
+		t.Errorf("PlaceBinding modified its inputs")
 	}
 }
