@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -9,6 +10,7 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,7 +98,7 @@ func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
+			Watches(&workv1alpha1.Work{}, batched(bindingOfWork(clusterScoped), statusBatch),
 				builder.WithPredicates(workStatusChanged{})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
 			Complete(&StatusReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped})
@@ -105,6 +107,39 @@ func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
 		}
 	}
 	return nil
+}
+
+// statusBatch is how long Work status changes gather before their binding's
+// status is aggregated: the Works of one binding report from their members
+// at nearly the same moment, and one binding status write then carries them
+// all, instead of one write per member (10 members: 1 write, not 10). It
+// delays only what the binding and the template report, never what reaches
+// a member.
+const statusBatch = 250 * time.Millisecond
+
+// batched enqueues the requests mapFn returns after delay; a request
+// already waiting is not added twice, so the events of one batch bring one
+// reconcile.
+func batched(mapFn handler.MapFunc, delay time.Duration) handler.EventHandler {
+	add := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, r := range mapFn(ctx, o) {
+			q.AddAfter(r, delay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+	}
 }
 
 func policyIndexValue(kind, namespace, name string) string {

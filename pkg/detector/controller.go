@@ -34,6 +34,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/placement"
 )
 
 // Key names one resource template of any kind or, with Policy set, one
@@ -427,6 +428,17 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	existing := desired.DeepCopyObject().(client.Object)
 	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
+		// Placed at creation, so the binding controller finds the placement
+		// it would write and the binding costs the hub one write, not two.
+		// It stays the binding controller's to change (clusters join and
+		// leave); a placement error is left for it to report.
+		clusters := &clusterv1alpha1.ClusterList{}
+		if err := d.client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
+			return "", err
+		}
+		if placed, err := placement.PlaceBinding(spec, clusters.Items, template.GetUID()); err == nil {
+			spec.Clusters = placed.Targets
+		}
 		if err := d.client.Create(ctx, desired); err != nil {
 			// AlreadyExists: created by an earlier pass the cache has not
 			// seen yet; retried quietly.

@@ -162,8 +162,9 @@ func TestWorkReconciler(t *testing.T) {
 			t.Errorf("Applied condition = %+v", c)
 		}
 		events := d.events()
-		if len(events) != 2 || !strings.HasPrefix(events[1], "Normal SyncSucceed Sync work(karmada-es-member1/web-1) to cluster(member1) successful.") {
-			t.Errorf("events = %q, want WorkDispatching then one SyncSucceed", events)
+		// No WorkDispatching: a new Work simply dispatched is no transition.
+		if len(events) != 1 || !strings.HasPrefix(events[0], "Normal SyncSucceed Sync work(karmada-es-member1/web-1) to cluster(member1) successful.") {
+			t.Errorf("events = %q, want one SyncSucceed and nothing else", events)
 		}
 	})
 
