@@ -128,6 +128,9 @@ func (w *memberWatch) startCache(ctx context.Context, cfg *rest.Config) error {
 	c, err := newCache(cfg, cache.Options{
 		Mapper:               member.RESTMapper(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{workkeys.ManagedLabel: workkeys.ManagedLabelValue}),
+		// Member objects are compared with the Work by content; their
+		// managedFields are never read.
+		DefaultTransform: cache.TransformStripManagedFields(),
 	})
 	if err != nil {
 		return fmt.Errorf("cache for cluster %s: %w", w.cluster, err)

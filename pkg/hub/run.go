@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -73,6 +74,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		HealthProbeBindAddress: "0",
 		// Templates of any kind are read from the informer cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		// No controller reads managedFields, and they are often the largest
+		// part of an object: the cache keeps objects without them.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	})
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
