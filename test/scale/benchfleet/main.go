@@ -85,6 +85,11 @@ type result struct {
 
 	BaselineCreate float64 `json:"baselineCreateSeconds"`
 	BaselineUpdate float64 `json:"baselineUpdateSeconds"`
+	// HubWriteRate is what the hub API server takes, in writes per second,
+	// from one client with federator's hub QPS writing ConfigMaps with 16
+	// writers: the ceiling for anything that must write every binding and
+	// Work, such as a suspension.
+	HubWriteRate float64 `json:"hubWritesPerSecond"`
 
 	Propagate      float64 `json:"propagateSeconds"`
 	SuspendVisible float64 `json:"suspensionVisibleSeconds"`
@@ -167,6 +172,10 @@ func run(ctx context.Context, o options) (r *result, err error) {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	logf("baseline: created in %.2fs, updated in %.2fs", r.BaselineCreate, r.BaselineUpdate)
+	if r.HubWriteRate, err = hubWriteRate(ctx, f, o.resources*o.members); err != nil {
+		return nil, fmt.Errorf("hub write rate: %w", err)
+	}
+	logf("baseline: the hub takes %.0f writes/s", r.HubWriteRate)
 	return r, federated(ctx, f, o, dir, r)
 }
 
@@ -231,6 +240,35 @@ func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update fl
 		return err
 	})
 	return create, update, err
+}
+
+// hubWriteRate creates n ConfigMaps on the hub, as fast as federator's hub
+// client may (its QPS and burst, 16 writers), and returns writes per second.
+func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (float64, error) {
+	cfg := rest.CopyConfig(f.Hub.Config)
+	o := hub.DefaultOptions()
+	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	const bns = "baseline-hub"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}}, metav1.CreateOptions{}); err != nil {
+		return 0, err
+	}
+	began := time.Now()
+	err = parallel(16, n, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(bns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name(i)},
+			Data: map[string]string{"k": strings.Repeat("v", 512)}}, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, bns, metav1.DeleteOptions{}); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(began).Seconds(), nil
 }
 
 func name(i int) string { return fmt.Sprintf("web-%05d", i) }
@@ -739,7 +777,11 @@ func (r *result) print(out io.Writer) {
 	}
 	fmt.Fprintln(t, "MEASURE\tFEDERATOR\tDIRECT\tRATIO")
 	fmt.Fprintf(t, "every member object exists\t%.2fs\t%.2fs\t%s\n", r.Propagate, r.BaselineCreate, ratio(r.Propagate, r.BaselineCreate))
-	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t\t\n", r.SuspendVisible)
+	// A suspension writes every binding and every Work: at the hub's
+	// measured write rate, that alone takes (M + M×K) / rate.
+	floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
+	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t%.2fs\t%s (direct: %d writes at the hub's %.0f/s)\n",
+		r.SuspendVisible, floor, ratio(r.SuspendVisible, floor), r.Resources+r.Resources*r.Members, r.HubWriteRate)
 	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
 	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
 	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
