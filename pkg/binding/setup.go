@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -26,6 +27,8 @@ import (
 type Options struct {
 	// Workers per controller.
 	Workers int
+	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
+	MaxDeletionDelay time.Duration
 }
 
 // PolicyIndex indexes bindings by the policy that claims their template:
@@ -57,7 +60,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}); err != nil {
 			return err
 		}
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped,
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
 			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
