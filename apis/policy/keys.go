@@ -14,6 +14,14 @@ const (
 	// it changes no generation.
 	ClusterSuspendedAnnotationPrefix = "suspended.propagation.federator.dev/"
 
+	// DeletionDelayAnnotation, on a resource template, is how long its
+	// copy in a member counts down before it is deleted once the hub would
+	// delete it (a Go duration: 24h, 90m); on a PropagationPolicy or
+	// ClusterPropagationPolicy it is the default for every template the
+	// policy places, the template's own value winning. It travels to the
+	// member copy with the value in force there.
+	DeletionDelayAnnotation = "federator.dev/deletion-delay"
+
 	// FieldManager is the field manager federator uses for every write, on
 	// the hub and in member clusters.
 	FieldManager = "federator"

@@ -24,6 +24,13 @@ const (
 	// EventReasonDispatchingResumed: nothing holds a template's clusters any
 	// more.
 	EventReasonDispatchingResumed = "DispatchingResumed"
+	// EventReasonInvalidDeletionDelay: the template's deletion delay (or
+	// its policy's default) does not parse; the message names the value.
+	// Nothing is deleted from a member until it is fixed or removed.
+	EventReasonInvalidDeletionDelay = "InvalidDeletionDelay"
+	// EventReasonDeletionDelayCapped: the deletion delay is above
+	// --max-deletion-delay; the maximum is used.
+	EventReasonDeletionDelayCapped = "DeletionDelayCapped"
 )
 
 // The condition federator keeps on PropagationPolicies and

@@ -41,6 +41,23 @@ const (
 	// federator_dispatch_latency_seconds starts counting.
 	ChangedAtAnnotation = "work.federator.dev/changed-at"
 
+	// DeletionTimestampAnnotation, on a member object, is when its deletion
+	// countdown started (RFC 3339): the hub would have deleted it then, and
+	// its deletion delay defers it. Removed when the object is placed on
+	// that cluster again before the delay ends (adopted).
+	DeletionTimestampAnnotation = "federator.dev/deletion-timestamp"
+
+	// TombstoneLabel marks the ConfigMaps in an execution namespace
+	// (karmada-es-<cluster>) that record a running deletion countdown:
+	// the member object, when the countdown started and the delay. They
+	// outlive the template, the binding and the Work, so a controller
+	// restart loses no countdown.
+	TombstoneLabel = "softdelete.federator.dev/tombstone"
+	// DeleteNowAnnotation, on a tombstone, asks for the countdown to end
+	// now (RFC 3339, when it was asked): written by
+	// `federator delete --now`, so RBAC on the hub governs who may.
+	DeleteNowAnnotation = "softdelete.federator.dev/delete-now"
+
 	// NamespaceSkipLabel, set to "true" on a hub namespace, keeps it from
 	// being propagated (Karmada's namespace sync label).
 	NamespaceSkipLabel = "namespace.karmada.io/skip-auto-propagation"

@@ -135,3 +135,39 @@ const (
 	// message changes.
 	EventReasonSyncWorkFailed = "SyncWorkFailed"
 )
+
+// The binding condition about deletion delays, with its reasons: absent
+// when neither the template nor its policy sets
+// federator.dev/deletion-delay.
+const (
+	// ConditionDeletionDelay says whether the deletion delay in force for
+	// the binding's template can be honoured as written.
+	ConditionDeletionDelay = "DeletionDelay"
+	// ReasonDeletionDelayValid: the delay parses and is within
+	// --max-deletion-delay (DeletionDelay=True).
+	ReasonDeletionDelayValid = "DeletionDelayValid"
+	// ReasonDeletionDelayCapped: the delay is above --max-deletion-delay
+	// and the maximum is used instead (DeletionDelay=True).
+	ReasonDeletionDelayCapped = "DeletionDelayCapped"
+	// ReasonInvalidDeletionDelay: the delay does not parse as a positive
+	// Go duration (DeletionDelay=False); nothing is deleted from a member
+	// until it is fixed or removed.
+	ReasonInvalidDeletionDelay = "InvalidDeletionDelay"
+)
+
+// Event reasons of deletion countdowns, sent on the binding (on its policy
+// when the binding is gone).
+const (
+	// EventReasonSoftDeletionStarted: an object's countdown started in a
+	// member; the message says when it will be deleted.
+	EventReasonSoftDeletionStarted = "SoftDeletionStarted"
+	// EventReasonSoftDeletionCancelled: the countdown ended without a
+	// deletion (placed there again, or the member left).
+	EventReasonSoftDeletionCancelled = "SoftDeletionCancelled"
+	// EventReasonSoftDeletionCompleted: the object was deleted from the
+	// member (its delay passed, or it was forced).
+	EventReasonSoftDeletionCompleted = "SoftDeletionCompleted"
+	// EventReasonSoftDeletionKept: the object's delay is invalid, so it is
+	// kept in the member until the template comes back or it is forced.
+	EventReasonSoftDeletionKept = "SoftDeletionKept"
+)

@@ -30,6 +30,8 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
 		"controllers to run: '*' runs all, 'name' enables one, '-name' disables one; names: %s",
 		strings.Join(hub.ControllerNames(), ", ")))
+	fs.DurationVar(&o.MaxDeletionDelay, "max-deletion-delay", o.MaxDeletionDelay,
+		"longest deletion countdown: a federator.dev/deletion-delay above it is capped to it, and the binding says so")
 	fs.IntVar(&o.Verbosity, "v", o.Verbosity, "log verbosity: 1 logs one line per reconcile outcome (held and why, applied, unchanged, deleted)")
 }
 

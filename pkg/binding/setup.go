@@ -28,6 +28,8 @@ import (
 type Options struct {
 	// Workers per controller.
 	Workers int
+	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
+	MaxDeletionDelay time.Duration
 }
 
 // PolicyIndex indexes bindings by the policy that claims their template:
@@ -59,7 +61,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}); err != nil {
 			return err
 		}
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped,
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
 			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).

@@ -19,7 +19,7 @@ import (
 // the stored list, not from a cache that may not have the other
 // controller's (or its own) last write yet.
 var (
-	worksConditions  = []string{workkeys.ConditionScheduled, workkeys.ConditionWorksSynced, workkeys.ConditionApproved}
+	worksConditions  = []string{workkeys.ConditionScheduled, workkeys.ConditionWorksSynced, workkeys.ConditionApproved, workkeys.ConditionDeletionDelay}
 	statusConditions = []string{workkeys.ConditionFullyApplied}
 )
 

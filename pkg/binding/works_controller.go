@@ -32,6 +32,7 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
@@ -50,6 +51,8 @@ type Reconciler struct {
 	ClusterScoped bool
 	// Checks decide holds; hold.Checks when nil.
 	Checks []hold.Check
+	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
+	MaxDeletionDelay time.Duration
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -137,8 +140,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	decisions := hold.Decide(in, targets, checks)
 	setApproved(b, in, decisions)
+	delay := countdown.Effective(
+		countdown.Source{Name: in.Template.String(), Annotations: in.Template.Annotations},
+		countdown.Source{Name: in.Policy.String(), Annotations: in.Policy.Annotations}, r.MaxDeletionDelay)
+	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
-	sync, syncErr := r.syncWorks(ctx, b, tpl, decisions)
+	sync, syncErr := r.syncWorks(ctx, b, tpl, decisions, delay)
 	if retry.CacheBehind(syncErr) {
 		// A Work changed or appeared since the cache saw it: retry quietly.
 		return retry.Soon(), "", nil
@@ -372,17 +379,25 @@ func (r *Reconciler) ensureIdentity(ctx context.Context, b view) error {
 // were held before it.
 type syncResult struct {
 	created, updated, unchanged, deleted int
-	heldBefore                           map[string]bool
+	// kept counts Works of clusters no longer targeted that are not
+	// deleted because the deletion delay cannot be read.
+	kept       int
+	heldBefore map[string]bool
 }
 
 func (s syncResult) String() string {
-	return fmt.Sprintf("works synced: %d created, %d updated, %d unchanged, %d deleted",
+	out := fmt.Sprintf("works synced: %d created, %d updated, %d unchanged, %d deleted",
 		s.created, s.updated, s.unchanged, s.deleted)
+	if s.kept > 0 {
+		out += fmt.Sprintf(", %d kept (invalid deletion delay)", s.kept)
+	}
+	return out
 }
 
-// syncWorks writes the Work of every target, held as decisions say, and
-// deletes the others.
-func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, decisions map[string]hold.Decision) (syncResult, error) {
+// syncWorks writes the Work of every target, held as decisions say, with
+// the deletion delay in force on its manifest, and deletes the others —
+// unless the delay cannot be read: bad input never deletes.
+func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, decisions map[string]hold.Decision, delay countdown.Delay) (syncResult, error) {
 	res := syncResult{heldBefore: map[string]bool{}}
 	existing, err := worksOf(ctx, r.Client, b)
 	if err != nil {
@@ -408,6 +423,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			errs = append(errs, err)
 			continue
 		}
+		withDeletionDelay(manifest, delay)
 		work, err := r.work(b, manifest, o, decisions[target.Name])
 		if err != nil {
 			errs = append(errs, err)
@@ -426,6 +442,14 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	}
 	for i := range existing {
 		if wanted[existing[i].Namespace] {
+			continue
+		}
+		if delay.Problem != "" {
+			res.kept++
+			continue
+		}
+		if err := r.carryDelay(ctx, &existing[i], delay); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if err := r.Client.Delete(ctx, &existing[i]); client.IgnoreNotFound(err) != nil {

@@ -15,6 +15,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
 )
 
 // applyResult says what applying one manifest did.
@@ -134,25 +135,41 @@ func numeric(v any) any {
 
 // applyManifest makes the member hold manifest, writing only when the
 // desired state differs from what was last applied. It returns the member
-// object as it now is, for status collection.
-func applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, cluster string) (*unstructured.Unstructured, applyResult, error) {
+// object as it now is, for status collection, and whether it took back the
+// object's deletion countdown: an object placed again is adopted, never
+// deleted and created anew.
+func applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, cluster string) (_ *unstructured.Unstructured, _ applyResult, adopted bool, _ error) {
 	desired := manifest.DeepCopy()
 	hash, err := desiredHash(desired)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	existing, err := getMemberObject(ctx, member, desired)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	// What the member owns is kept before anything is compared or written;
 	// the hash above stays that of the hub's desired state.
 	if desired, err = retain(desired, existing); err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	write, err := writeDecision(desired, existing, hash, cluster)
-	if err != nil || !write {
-		return existing, applyUnchanged, err
+	if err != nil {
+		return existing, applyUnchanged, false, err
+	}
+	if existing != nil {
+		// Before the apply, while existing is the version just read: the
+		// mark goes with a resourceVersion precondition, so pkg/softdelete's
+		// deletion (preconditioned too) and this cannot both succeed.
+		if _, counting := existing.GetAnnotations()[workkeys.DeletionTimestampAnnotation]; counting {
+			if err := countdown.TakeBack(ctx, member, existing); err != nil {
+				return nil, "", false, fmt.Errorf("cluster %s: %w", cluster, err)
+			}
+			adopted = true
+		}
+	}
+	if !write {
+		return existing, applyUnchanged, adopted, nil
 	}
 	annotations := desired.GetAnnotations()
 	if annotations == nil {
@@ -162,12 +179,12 @@ func applyManifest(ctx context.Context, member client.Client, manifest *unstruct
 	desired.SetAnnotations(annotations)
 	if err := member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired),
 		client.FieldOwner(policykeys.FieldManager), client.ForceOwnership); err != nil {
-		return nil, "", fmt.Errorf("apply %s %s to cluster %s: %w", desired.GetKind(), key(desired), cluster, err)
+		return nil, "", adopted, fmt.Errorf("apply %s %s to cluster %s: %w", desired.GetKind(), key(desired), cluster, err)
 	}
 	if existing == nil {
-		return desired, applyCreated, nil
+		return desired, applyCreated, adopted, nil
 	}
-	return desired, applyUpdated, nil
+	return desired, applyUpdated, adopted, nil
 }
 
 // getMemberObject returns the member's copy of manifest, or nil when absent.
@@ -182,25 +199,6 @@ func getMemberObject(ctx context.Context, member client.Client, manifest *unstru
 		return nil, err
 	}
 	return existing, nil
-}
-
-// deleteManifest removes manifest's object from the member if this Work
-// wrote it; an object the hub does not manage is left alone.
-func deleteManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, workNamespace, workName string) error {
-	existing, err := getMemberObject(ctx, member, manifest)
-	if err != nil || existing == nil {
-		return err
-	}
-	a := existing.GetAnnotations()
-	if existing.GetLabels()[workkeys.ManagedLabel] != workkeys.ManagedLabelValue ||
-		a[workv1alpha2.WorkNameAnnotation] != workName || a[workv1alpha2.WorkNamespaceAnnotation] != workNamespace {
-		return nil
-	}
-	err = member.Delete(ctx, existing, client.PropagationPolicy("Background"))
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 func key(o client.Object) string {

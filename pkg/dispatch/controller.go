@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -29,10 +30,14 @@ import (
 
 // WorkReconciler dispatches the Works of one member cluster.
 type WorkReconciler struct {
-	Hub      client.Client
-	Members  *Members
-	Recorder record.EventRecorder
-	Cluster  string
+	Hub client.Client
+	// HubReader reads the hub uncached; Hub when nil.
+	HubReader client.Reader
+	Members   *Members
+	Recorder  record.EventRecorder
+	Cluster   string
+	// Clock starts deletion countdowns; the real clock when nil.
+	Clock clock.PassiveClock
 	// watch, when set, makes the member's objects of a kind watched.
 	watch *memberWatch
 }
@@ -58,7 +63,8 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}
 	if !work.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, "deleted from member", r.delete(ctx, work)
+		outcome, err := r.delete(ctx, work)
+		return ctrl.Result{}, outcome, err
 	}
 	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
 		patch := client.MergeFrom(work.DeepCopy())
@@ -170,7 +176,12 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
 			continue
 		}
-		current, result, err := applyManifest(ctx, member, manifest, r.Cluster)
+		current, result, adopted, err := applyManifest(ctx, member, manifest, r.Cluster)
+		if adopted {
+			if err := r.takenBack(ctx, manifest); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err != nil {
 			metrics.ManifestWrites.WithLabelValues(r.Cluster, "error").Inc()
 			errs = append(errs, err)
@@ -256,37 +267,46 @@ func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, syncErr error) func
 }
 
 // delete removes the Work's objects from the member, whatever holds the
-// Work: deletion is never blocked by a suspension.
-func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) error {
+// Work: deletion is never blocked by a suspension, only delayed by a
+// deletion delay. Either way the Work is released at once, so neither it
+// nor its binding waits for a countdown: the countdown is recorded in a
+// tombstone of its own, and the Work can be written again if the object
+// is placed here again.
+func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (string, error) {
 	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
-		return nil
+		return "", nil
 	}
+	outcome := "released"
 	cluster := &clusterv1alpha1.Cluster{}
 	err := r.Hub.Get(ctx, client.ObjectKey{Name: r.Cluster}, cluster)
 	switch {
 	case apierrors.IsNotFound(err):
 		// The member left the federation: nothing to reach, nothing to delete.
 	case err != nil:
-		return err
+		return "", err
 	case work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion:
 	default:
 		member, err := r.Members.Client(ctx, r.Cluster)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, m := range work.Spec.Workload.Manifests {
 			manifest, err := decodeManifest(m)
 			if err != nil {
-				return err
+				return "", err
 			}
-			if err := deleteManifest(ctx, member, manifest, work.Namespace, work.Name); err != nil {
-				return fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)
+			did, err := r.removeManifest(ctx, member, manifest, work.Namespace, work.Name)
+			if err != nil {
+				return "", fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)
+			}
+			if did != "" {
+				outcome = fmt.Sprintf("%s %s: %s", manifest.GetKind(), key(manifest), did)
 			}
 		}
 	}
 	patch := client.MergeFrom(work.DeepCopy())
 	controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
-	return client.IgnoreNotFound(r.Hub.Patch(ctx, work, patch))
+	return outcome, client.IgnoreNotFound(r.Hub.Patch(ctx, work, patch))
 }
 
 func decodeManifest(m workv1alpha1.Manifest) (*unstructured.Unstructured, error) {

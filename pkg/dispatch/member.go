@@ -55,7 +55,7 @@ func startMember(ctx context.Context, mgr ctrl.Manager, members *Members, cluste
 // queue, workers and retry backoff, watching only that member's execution
 // namespace and its Cluster.
 func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, watch *memberWatch) (controller.Controller, error) {
-	r := &WorkReconciler{Hub: mgr.GetClient(), Members: members, Cluster: cluster, watch: watch,
+	r := &WorkReconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Members: members, Cluster: cluster, watch: watch,
 		Recorder: mgr.GetEventRecorderFor("execution-controller")}
 	options := controller.Options{
 		Reconciler:              r,

@@ -13,6 +13,7 @@ import (
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/namespacesync"
+	"github.com/federator-dev/federator/pkg/softdelete"
 )
 
 // deps is what controllers are set up with beyond the manager.
@@ -40,7 +41,7 @@ var Controllers = []Controller{
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers})
+			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay})
 		}},
 	{Name: "bindingStatus", What: "Work status → binding and template status",
 		setup: func(mgr ctrl.Manager, d deps) error {
@@ -49,6 +50,11 @@ var Controllers = []Controller{
 	{Name: "execution", What: "Work → member cluster (pkg/dispatch)",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members})
+		}},
+	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return softdelete.SetupWithManager(mgr, softdelete.Options{Members: d.members,
+				MaxDelay: d.options.MaxDeletionDelay, Workers: d.options.Workers})
 		}},
 	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion",
 		setup: func(mgr ctrl.Manager, d deps) error {

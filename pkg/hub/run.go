@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -43,6 +44,8 @@ type Options struct {
 	Verbosity int
 	// WebhookAddr serves the gate webhook receiver; "0" disables.
 	WebhookAddr string
+	// MaxDeletionDelay caps every federator.dev/deletion-delay.
+	MaxDeletionDelay time.Duration
 }
 
 // DefaultOptions are high enough that client rate limits are never what
@@ -50,7 +53,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{HubQPS: 500, HubBurst: 1000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
-		Controllers: []string{"*"}}
+		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay}
 }
 
 // Run installs what the hub needs and runs the controllers until ctx ends.

@@ -241,7 +241,7 @@ func Register(hub cache.Cache) error {
 	if err != nil {
 		return fmt.Errorf("metrics: counting Works for federator_works: %w", err)
 	}
-	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency,
+	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency, SoftDeletionsPending, SoftDeletionsCompleted,
 		collector{reader: hub, works: works, synced: registration.HasSynced},
 		suspendedCollector{reader: hub, templates: SuspendedTemplates}} {
 		if err := crmetrics.Registry.Register(c); err != nil {

@@ -11,11 +11,11 @@ import (
 type connector func(connection) (*hub, error)
 
 // Commands are the rollout commands federator's root command carries:
-// suspend, resume, get, diff and gate.
+// suspend, resume, get, diff, gate and delete --now.
 func Commands() []*cobra.Command { return commands(connect) }
 
 func commands(c connector) []*cobra.Command {
-	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c)}
+	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c), newDeleteCommand(c)}
 }
 
 // exactArgs wants n arguments and, when they are not there, repeats the

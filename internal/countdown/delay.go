@@ -1,0 +1,105 @@
+// Package countdown owns what the deletion countdown's two writers share:
+// which deletion delay is in force for a template (pure), the tombstone on
+// the hub that records a running countdown, and the member-side steps of
+// starting and taking back a countdown. The dispatcher starts countdowns
+// and takes them back when an object is placed again; pkg/softdelete ends
+// them.
+package countdown
+
+import (
+	"fmt"
+	"time"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+)
+
+// DefaultMaxDelay is --max-deletion-delay's default: thirty days.
+const DefaultMaxDelay = 720 * time.Hour
+
+// Parse reads a deletion delay: a Go duration, zero or positive. Zero
+// means no delay.
+func Parse(raw string) (time.Duration, error) {
+	d, err := time.ParseDuration(raw)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a Go duration (e.g. 24h, 90m)", raw)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative: a delay is a positive Go duration (e.g. 24h, 90m)", raw)
+	}
+	return d, nil
+}
+
+// Source is one place a delay can be set: a template or its policy, by
+// how a person names it ("Deployment demo/web"), with its annotations.
+type Source struct {
+	Name        string
+	Annotations map[string]string
+}
+
+// Delay is the deletion delay in force for a template.
+type Delay struct {
+	// Set is false when neither the template nor its policy sets one.
+	Set bool
+	// From names where it is set.
+	From string
+	// Raw is the value as written there.
+	Raw string
+	// Value is the delay honoured; meaningful only when Problem is "".
+	Value time.Duration
+	// Problem says why Raw cannot be honoured; nothing is deleted while
+	// there is one.
+	Problem string
+	// Capped is true when Raw was above the maximum and Value is the
+	// maximum.
+	Capped bool
+}
+
+// Effective is the delay in force: the template's own value, else its
+// policy's default, capped at max (max <= 0: no cap).
+func Effective(template, policy Source, max time.Duration) Delay {
+	from := template
+	raw, ok := template.Annotations[policykeys.DeletionDelayAnnotation]
+	if !ok {
+		from = policy
+		if raw, ok = policy.Annotations[policykeys.DeletionDelayAnnotation]; !ok {
+			return Delay{}
+		}
+	}
+	d := Delay{Set: true, From: from.Name, Raw: raw}
+	value, err := Parse(raw)
+	switch {
+	case err != nil:
+		d.Problem = fmt.Sprintf("deletion delay %s on %s: %v", raw, from.Name, err)
+	case max > 0 && value > max:
+		d.Value, d.Capped = max, true
+	default:
+		d.Value = value
+	}
+	return d
+}
+
+// ManifestValue is the annotation value member copies carry: the delay
+// honoured, or the raw value when it cannot be honoured (so the
+// dispatcher refuses it too and keeps the object); "" when none is set.
+func (d Delay) ManifestValue() string {
+	switch {
+	case !d.Set:
+		return ""
+	case d.Problem != "" || !d.Capped:
+		return d.Raw
+	default:
+		return d.Value.String()
+	}
+}
+
+// Message says, for a condition or an event, what is in force and why.
+func (d Delay) Message(max time.Duration) string {
+	switch {
+	case d.Problem != "":
+		return d.Problem + "; nothing is deleted from a member until it is fixed or removed"
+	case d.Capped:
+		return fmt.Sprintf("deletion delay %s on %s is above --max-deletion-delay %s: %s is used", d.Raw, d.From, max, d.Value)
+	default:
+		return fmt.Sprintf("deletion delay %s from %s", d.Value, d.From)
+	}
+}

@@ -1,0 +1,84 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
+)
+
+// removeManifest removes manifest's object from the member if the Work
+// wrote it: at once, or, when the manifest carries a deletion delay, by
+// starting its countdown (pkg/softdelete ends it). An object the hub does
+// not manage is left alone. A delay that cannot be read starts a countdown
+// that does not end by itself: bad input never deletes.
+func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, workNamespace, workName string) (string, error) {
+	existing, err := getMemberObject(ctx, member, manifest)
+	if err != nil || existing == nil || !countdown.IsManagedBy(existing, workNamespace, workName) {
+		return "", err
+	}
+	raw, delayed := manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation]
+	if d, err := countdown.Parse(raw); delayed && err == nil && d == 0 {
+		delayed = false
+	}
+	if !delayed {
+		return "deleted", client.IgnoreNotFound(member.Delete(ctx, existing, client.PropagationPolicy("Background")))
+	}
+	started, err := countdown.Start(ctx, member, existing, r.now())
+	if err != nil {
+		return "", err
+	}
+	t := countdown.NewTombstone(r.Cluster, manifest, existing, started)
+	created, err := countdown.Record(ctx, r.Hub, r.tombstones(), t)
+	if err != nil {
+		return "", fmt.Errorf("record the deletion countdown of %s on the hub: %w", t.Object(), err)
+	}
+	due, ok := t.DueAt(0)
+	if !ok {
+		if created {
+			countdown.Announce(ctx, r.Hub, r.Recorder, t, corev1.EventTypeWarning, workkeys.EventReasonSoftDeletionKept, countdown.KeptMessage(t))
+		}
+		return "kept: invalid deletion delay " + t.Delay, nil
+	}
+	if created {
+		countdown.Announce(ctx, r.Hub, r.Recorder, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionStarted, countdown.StartedMessage(t, due))
+	}
+	return "counting down until " + due.UTC().Format(time.RFC3339), nil
+}
+
+// takenBack ends the countdown recorded for manifest's object in this
+// member, once the object is placed here again and its mark is removed.
+func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.Unstructured) error {
+	t, found, err := countdown.Lookup(ctx, r.tombstones(), r.Cluster, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
+	if err != nil || !found {
+		return err
+	}
+	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
+		return err
+	}
+	countdown.Announce(ctx, r.Hub, r.Recorder, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled, countdown.TakenBackMessage(t))
+	return nil
+}
+
+func (r *WorkReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// tombstones reads tombstones: uncached, as they are read only when a
+// countdown starts again or is taken back.
+func (r *WorkReconciler) tombstones() client.Reader {
+	if r.HubReader == nil {
+		return r.Hub
+	}
+	return r.HubReader
+}

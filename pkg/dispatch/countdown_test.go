@@ -1,0 +1,114 @@
+package dispatch
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/federator-dev/federator/internal/countdown"
+)
+
+// delayedWork is workFixture whose manifest carries a deletion delay.
+func delayedWork(t *testing.T, delay string) *workv1alpha1.Work {
+	t.Helper()
+	w := workFixture(t, false, nil)
+	w.Spec.Workload.Manifests[0].RawExtension = runtime.RawExtension{Raw: []byte(strings.Replace(string(w.Spec.Workload.Manifests[0].Raw),
+		`"annotations":{`, `"annotations":{"federator.dev/deletion-delay":"`+delay+`",`, 1))}
+	return w
+}
+
+func TestCountdownStartsInsteadOfDeleting(t *testing.T) {
+	startedAt := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name, delay, event string
+	}{
+		{name: "a valid delay starts a countdown", delay: "5s",
+			event: "Normal SoftDeletionStarted Deployment shop/web in member1 will be deleted at 2025-03-01T12:00:05Z (deletion delay 5s, countdown started 2025-03-01T12:00:00Z)"},
+		{name: "a bad delay keeps the object for good", delay: "24 hours",
+			event: `Warning SoftDeletionKept Deployment shop/web in member1 is kept, not deleted: its deletion delay "24 hours" is not a Go duration`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := delayedWork(t, c.delay)
+			d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+			d.r.Clock = clocktesting.NewFakePassiveClock(startedAt)
+			d.reconcile(t, w)
+			if _, err := d.memberDeployment(); err != nil {
+				t.Fatalf("not applied: %v", err)
+			}
+			_ = d.events()
+			if err := d.hub.Delete(context.Background(), d.work(t, w)); err != nil {
+				t.Fatal(err)
+			}
+			d.reconcile(t, w)
+
+			dep, err := d.memberDeployment()
+			if err != nil {
+				t.Fatalf("the member object is gone at once: %v", err)
+			}
+			if got := dep.Annotations["federator.dev/deletion-timestamp"]; got != "2025-03-01T12:00:00Z" {
+				t.Errorf("deletion-timestamp = %q", got)
+			}
+			if err := d.hub.Get(context.Background(), client.ObjectKeyFromObject(w), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the Work is not released: %v", err)
+			}
+			tomb, found, err := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web")
+			if err != nil || !found || tomb.UID != dep.UID || tomb.Delay != c.delay {
+				t.Errorf("tombstone %+v, found %v, err %v", tomb, found, err)
+			}
+			if events := d.events(); len(events) != 1 || !strings.HasPrefix(events[0], c.event) {
+				t.Errorf("events = %q, want %q", events, c.event)
+			}
+
+			By := "placing it there again takes the deletion back: same object, mark and tombstone gone"
+			again := delayedWork(t, c.delay)
+			again.ResourceVersion = ""
+			if err := d.hub.Create(context.Background(), again); err != nil {
+				t.Fatal(err)
+			}
+			d.reconcile(t, again)
+			adopted, err := d.memberDeployment()
+			if err != nil || adopted.UID != dep.UID {
+				t.Fatalf("%s: %v, uid %s want %s", By, err, adopted.UID, dep.UID)
+			}
+			if _, marked := adopted.Annotations["federator.dev/deletion-timestamp"]; marked {
+				t.Errorf("%s: still marked", By)
+			}
+			if err := d.hub.Get(context.Background(), client.ObjectKeyFromObject(tomb.ConfigMap()), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+				t.Errorf("%s: tombstone left: %v", By, err)
+			}
+			events := d.events()
+			cancelled := "Normal SoftDeletionCancelled Deployment shop/web in member1 is placed there again"
+			if len(events) == 0 || !strings.HasPrefix(events[0], cancelled) {
+				t.Errorf("events = %q, want %q first", events, cancelled)
+			}
+		})
+	}
+}
+
+func TestNoDelayDeletesAtOnce(t *testing.T) {
+	for _, delay := range []string{"", "0s"} {
+		w := workFixture(t, false, nil)
+		if delay != "" {
+			w = delayedWork(t, delay)
+		}
+		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+		d.reconcile(t, w)
+		_ = d.hub.Delete(context.Background(), d.work(t, w))
+		d.reconcile(t, w)
+		if _, err := d.memberDeployment(); !apierrors.IsNotFound(err) {
+			t.Errorf("delay %q: member object still there: %v", delay, err)
+		}
+		if list := (&corev1.ConfigMapList{}); d.hub.List(context.Background(), list) == nil && len(list.Items) > 0 {
+			t.Errorf("delay %q: tombstones %v", delay, list.Items)
+		}
+	}
+}

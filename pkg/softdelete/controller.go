@@ -1,0 +1,134 @@
+package softdelete
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/metrics"
+)
+
+// MemberClients hands out a client per member cluster (pkg/dispatch's
+// Members does).
+type MemberClients interface {
+	Client(ctx context.Context, cluster string) (client.Client, error)
+}
+
+// Reconciler ends the countdown one tombstone records.
+type Reconciler struct {
+	// Hub writes; Tombstones reads tombstones (a cache of them only).
+	Hub        client.Client
+	Tombstones client.Reader
+	Members    MemberClients
+	Recorder   record.EventRecorder
+	Clock      clock.PassiveClock
+	// MaxDelay caps every delay (--max-deletion-delay); 0: no cap.
+	MaxDelay time.Duration
+}
+
+// Reconcile reads the tombstone and the member object it names, decides,
+// and deletes, waits exactly until the delay ends, or lets go.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	result, outcome, err := r.reconcile(ctx, req)
+	if outcome != "" {
+		ctrl.LoggerFrom(ctx).V(1).Info(outcome)
+	}
+	return retry.Quietly(result, err)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, string, error) {
+	cm := &corev1.ConfigMap{}
+	if err := r.Tombstones.Get(ctx, req.NamespacedName, cm); err != nil {
+		return ctrl.Result{}, "", client.IgnoreNotFound(err)
+	}
+	t, err := countdown.FromConfigMap(cm)
+	if err != nil {
+		// Nothing to act on; a person deletes it (the member object keeps
+		// its mark and stays).
+		return ctrl.Result{}, "unreadable tombstone: " + err.Error(), nil
+	}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: t.Cluster}, &clusterv1alpha1.Cluster{}); apierrors.IsNotFound(err) {
+		return ctrl.Result{}, "cluster left: countdown dropped", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled,
+			fmt.Sprintf("%s: cluster %s left the federation, so its deletion is no longer the hub's to do", t.Object(), t.Cluster), false)
+	} else if err != nil {
+		return ctrl.Result{}, "", err
+	}
+	member, err := r.Members.Client(ctx, t.Cluster)
+	if err != nil {
+		return ctrl.Result{}, "", err
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(t.APIVersion)
+	obj.SetKind(t.Kind)
+	var observed Observed
+	switch err := member.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, "", err
+	default:
+		observed = Observed{Exists: true, UID: obj.GetUID()}
+		observed.StartedAt, observed.HasStartedAt = countdown.StartedAt(obj)
+	}
+
+	now := r.Clock.Now()
+	action, wait := Decide(t, observed, now, r.MaxDelay)
+	switch action {
+	case Wait:
+		return ctrl.Result{RequeueAfter: wait}, fmt.Sprintf("%s in %s: deleted in %s", t.Object(), t.Cluster, wait), nil
+	case Keep:
+		return ctrl.Result{}, fmt.Sprintf("%s in %s: kept, deletion delay %q is invalid", t.Object(), t.Cluster, t.Delay), nil
+	case TakenBack:
+		return ctrl.Result{}, "taken back", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled,
+			countdown.TakenBackMessage(t), false)
+	case Gone:
+		return ctrl.Result{}, "gone from member", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted,
+			fmt.Sprintf("%s is no longer in %s (deleted there directly); its countdown, started %s, is over",
+				t.Object(), t.Cluster, t.StartedAt.UTC().Format(time.RFC3339)), true)
+	}
+	// Only the object the countdown is for, as it was read: if it was
+	// placed again meanwhile (its mark removed), the write that removed the
+	// mark changed its resourceVersion and this deletion is refused.
+	uid, rv := obj.GetUID(), obj.GetResourceVersion()
+	err = member.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if apierrors.IsConflict(err) {
+		return retry.Soon(), "", nil
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, "", err
+	}
+	msg := fmt.Sprintf("%s deleted from %s at %s (deletion delay %s, countdown started %s)", t.Object(), t.Cluster,
+		now.UTC().Format(time.RFC3339), t.Delay, t.StartedAt.UTC().Format(time.RFC3339))
+	if !t.DeleteNow.IsZero() {
+		msg = fmt.Sprintf("%s deleted from %s at %s on request (federator delete --now); countdown started %s", t.Object(), t.Cluster,
+			now.UTC().Format(time.RFC3339), t.StartedAt.UTC().Format(time.RFC3339))
+		if due, ok := t.DueAt(r.MaxDelay); ok {
+			msg += ", was due at " + due.UTC().Format(time.RFC3339)
+		}
+	}
+	return ctrl.Result{}, "deleted", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted, msg, true)
+}
+
+// end drops the tombstone and tells why; completed counts a deletion.
+func (r *Reconciler) end(ctx context.Context, t countdown.Tombstone, eventType, reason, message string, completed bool) error {
+	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
+		return err
+	}
+	if completed {
+		metrics.SoftDeletionsCompleted.WithLabelValues(t.Cluster).Inc()
+	}
+	countdown.Announce(ctx, r.Hub, r.Recorder, t, eventType, reason, message)
+	return nil
+}
