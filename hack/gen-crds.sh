@@ -8,6 +8,8 @@
 # Output, one file per CRD in config/crds/ (only these files are written):
 #   policy.karmada.io_propagationpolicies.yaml         policy/v1alpha1
 #   policy.karmada.io_clusterpropagationpolicies.yaml  policy/v1alpha1
+#   policy.karmada.io_overridepolicies.yaml            policy/v1alpha1
+#   policy.karmada.io_clusteroverridepolicies.yaml     policy/v1alpha1
 #   work.karmada.io_works.yaml                         work/v1alpha1
 #   work.karmada.io_resourcebindings.yaml              work/v1alpha2 only
 #   work.karmada.io_clusterresourcebindings.yaml       work/v1alpha2 only
@@ -65,6 +67,8 @@ controller_gen crd \
 crds=(
 	"policy.karmada.io_propagationpolicies.yaml        v1alpha1 no"
 	"policy.karmada.io_clusterpropagationpolicies.yaml v1alpha1 no"
+	"policy.karmada.io_overridepolicies.yaml           v1alpha1 no"
+	"policy.karmada.io_clusteroverridepolicies.yaml    v1alpha1 no"
 	"work.karmada.io_works.yaml                        v1alpha1 yes"
 	"cluster.karmada.io_clusters.yaml                  v1alpha1 yes"
 	"work.karmada.io_resourcebindings.yaml             v1alpha2 yes"

@@ -31,6 +31,9 @@ const (
 	// EventReasonDeletionDelayCapped: the deletion delay is above
 	// --max-deletion-delay; the maximum is used.
 	EventReasonDeletionDelayCapped = "DeletionDelayCapped"
+	// EventReasonPreemptPolicySucceed: a policy with preemption Always took a
+	// template from the policy that claimed it (Karmada's message).
+	EventReasonPreemptPolicySucceed = "PreemptPolicySucceed"
 )
 
 // The condition federator keeps on PropagationPolicies and
@@ -51,4 +54,18 @@ const (
 	// ReasonUnknownPlacementCluster: the placement names a cluster that is
 	// not registered; it gets nothing until such a Cluster joins.
 	ReasonUnknownPlacementCluster = "UnknownPlacementCluster"
+
+	// ConditionSchedulePriorityResolved, on a policy that sets
+	// spec.schedulePriority, says whether the priority it names resolves
+	// (the hub's PriorityClass exists); while it does not, no template the
+	// policy selects gets a binding, as in Karmada. A change to False is
+	// also told with a Warning Event of the condition's reason.
+	ConditionSchedulePriorityResolved = "SchedulePriorityResolved"
+	// ReasonPriorityClassFound: the bindings carry the PriorityClass's value.
+	ReasonPriorityClassFound = "PriorityClassFound"
+	// ReasonPriorityClassNotFound: the named PriorityClass does not exist.
+	ReasonPriorityClassNotFound = "PriorityClassNotFound"
+	// ReasonUnsupportedPriorityClassSource: PodPriorityClass or
+	// FederatedPriorityClass, which Karmada does not support either.
+	ReasonUnsupportedPriorityClassSource = "UnsupportedPriorityClassSource"
 )

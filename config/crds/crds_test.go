@@ -16,10 +16,13 @@ func TestCRDs(t *testing.T) {
 		storageVersion string
 		status         bool
 	}{
+		// Karmada's override policies have no status.
+		{"clusteroverridepolicies.policy.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", false},
 		{"clusterpropagationpolicies.policy.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"clusterresourcebindings.work.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha2"}, "v1alpha2", true},
 		{"clusters.cluster.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"gates.gating.federator.dev", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
+		{"overridepolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", false},
 		{"propagationpolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"resourcebindings.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha2"}, "v1alpha2", true},
 		{"works.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},

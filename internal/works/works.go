@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	karmadautil "github.com/karmada-io/karmada/pkg/util"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +27,10 @@ import (
 )
 
 // ownedAnnotations are annotations whose absence from the desired Work means
-// "remove": the hold annotations come and go with the hold.
-var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation}
+// "remove": the hold annotations come and go with the hold, the record of
+// applied overrides with the override policies.
+var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation,
+	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides}
 
 // Result says what EnsureWork did.
 type Result string

@@ -29,6 +29,10 @@ func TestUpToDate(t *testing.T) {
 		{"held now", nil, spec(`{"a":1}`, false), held, spec(`{"a":1}`, true), false},
 		{"still held for the same reason", held, spec(`{"a":1}`, true), held, spec(`{"a":1}`, true), true},
 		{"released: a stored hold annotation must go", held, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), false},
+		{"the last override policy deleted: the record of applied overrides must go",
+			map[string]string{"policy.karmada.io/applied-overrides": `[{"policyName":"canary"}]`}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), false},
+		{"a cluster override policy deleted: its record must go",
+			map[string]string{"policy.karmada.io/applied-cluster-overrides": `[{"policyName":"canary"}]`}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), false},
 		{"an annotation of someone else's is left alone", map[string]string{"note": "x"}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), true},
 	}
 	for _, tc := range cases {

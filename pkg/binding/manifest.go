@@ -26,25 +26,32 @@ type Origin struct {
 	ConflictResolution policyv1alpha1.ConflictResolution
 }
 
-// Manifest returns the object to write into one member cluster for template:
-// the template without the fields only the hub has (Karmada's prune), with
-// the cluster's share of replicas when the binding divides them, and with
-// the identifying labels and annotations Karmada sets. Nothing in it changes
-// unless the template, the placement or the binding does: in particular the
-// template's generation is not stamped, so resuming a suspended cluster does
-// not rewrite objects whose content did not change.
-func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin) (*unstructured.Unstructured, error) {
+// Manifest returns the object to write into one member cluster for template,
+// and the Work annotations that record the overrides applied to it: the
+// template with the cluster's share of replicas when the binding divides
+// them, then the cluster's overrides (last, as in Karmada: they have the
+// highest priority), without the fields only the hub has (Karmada's prune),
+// and with the identifying labels and annotations Karmada sets. Nothing in
+// it changes unless the template, the placement, an override or the binding
+// does: in particular the template's generation is not stamped, so resuming
+// a suspended cluster does not rewrite objects whose content did not change.
+func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin,
+	override Override) (*unstructured.Unstructured, map[string]string, error) {
 	m := template.DeepCopy()
 	uid := string(template.GetUID())
-	if err := prune.RemoveIrrelevantFields(m, prune.RemoveJobTTLSeconds); err != nil {
-		return nil, fmt.Errorf("prune %s %s: %w", template.GetKind(), objectKey(template), err)
-	}
 	if reviseReplicas {
 		if _, found, _ := unstructured.NestedFieldNoCopy(m.Object, "spec", "replicas"); found {
 			if err := unstructured.SetNestedField(m.Object, int64(target.Replicas), "spec", "replicas"); err != nil {
-				return nil, fmt.Errorf("set spec.replicas of %s %s: %w", template.GetKind(), objectKey(template), err)
+				return nil, nil, fmt.Errorf("set spec.replicas of %s %s: %w", template.GetKind(), objectKey(template), err)
 			}
 		}
+	}
+	applied, err := override(m, target.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := prune.RemoveIrrelevantFields(m, prune.RemoveJobTTLSeconds); err != nil {
+		return nil, nil, fmt.Errorf("prune %s %s: %w", template.GetKind(), objectKey(template), err)
 	}
 
 	labels := m.GetLabels()
@@ -75,16 +82,18 @@ func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetClu
 	annotations[workv1alpha2.ResourceTemplateUIDAnnotation] = uid
 	annotations[workv1alpha2.WorkNamespaceAnnotation] = o.WorkNamespace
 	annotations[workv1alpha2.WorkNameAnnotation] = o.WorkName
-	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = conflictResolution(template, o.ConflictResolution)
+	// Read after the overrides, as Karmada's mergeConflictResolution reads
+	// the overridden workload.
+	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = conflictResolution(m, o.ConflictResolution)
 	m.SetLabels(labels)
 	m.SetAnnotations(annotations)
-	return m, nil
+	return m, applied, nil
 }
 
 // conflictResolution follows Karmada's mergeConflictResolution: a valid
-// annotation on the template wins, then the policy's Overwrite, else Abort.
-func conflictResolution(template *unstructured.Unstructured, fromPolicy policyv1alpha1.ConflictResolution) string {
-	switch template.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation] {
+// annotation on the workload wins, then the policy's Overwrite, else Abort.
+func conflictResolution(workload *unstructured.Unstructured, fromPolicy policyv1alpha1.ConflictResolution) string {
+	switch workload.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation] {
 	case workv1alpha2.ResourceConflictResolutionOverwrite:
 		return workv1alpha2.ResourceConflictResolutionOverwrite
 	case workv1alpha2.ResourceConflictResolutionAbort:

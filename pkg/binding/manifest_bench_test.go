@@ -52,11 +52,11 @@ func BenchmarkManifest(b *testing.B) {
 		b.Run(fmt.Sprintf("containers=%d", containers), func(b *testing.B) {
 			template := deployment(b, containers)
 			target := workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}
-			if _, err := Manifest(template, target, true, benchOrigin); err != nil {
+			if _, _, err := Manifest(template, target, true, benchOrigin, NoOverrides); err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				_, _ = Manifest(template, target, true, benchOrigin)
+				_, _, _ = Manifest(template, target, true, benchOrigin, NoOverrides)
 			}
 			b.ReportMetric(jsonSize(b, template), "template-bytes")
 		})
@@ -71,7 +71,7 @@ func BenchmarkManifest(b *testing.B) {
 func BenchmarkWorkUpToDate(b *testing.B) {
 	for _, containers := range benchContainerCounts {
 		b.Run(fmt.Sprintf("containers=%d", containers), func(b *testing.B) {
-			manifest, err := Manifest(deployment(b, containers), workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, benchOrigin)
+			manifest, _, err := Manifest(deployment(b, containers), workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, benchOrigin, NoOverrides)
 			if err != nil {
 				b.Fatal(err)
 			}

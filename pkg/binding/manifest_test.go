@@ -99,7 +99,7 @@ func TestManifest(t *testing.T) {
 				}
 			}
 			before := tmpl.DeepCopy()
-			m, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o)
+			m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o, NoOverrides)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 	a["suspended.propagation.federator.dev/member3"] = "canary"
 	a["team.example.com/owner"] = "checkout"
 	tmpl.SetAnnotations(a)
-	m, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"})
+	m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"}, NoOverrides)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,8 @@ const PolicyIndex = "binding.federator.dev/policy"
 // other APIs (placement may change) or list other gates, when an annotation of the
 // claiming policy changes (the suspended annotation holds without changing
 // the policy's generation, so the detector does not rewrite the binding for
-// it), and when a gate it waits for opens, closes, appears or goes.
+// it), when a gate it waits for opens, closes, appears or goes, and when an
+// override policy that may select its template comes, changes or goes.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	for _, clusterScoped := range []bool{false, true} {
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
@@ -59,6 +60,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			}
 			return nil
 		}); err != nil {
+			return err
+		}
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, ResourceKindIndex, resourceKind); err != nil {
 			return err
 		}
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
@@ -78,6 +82,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy")),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+			Watches(&policyv1alpha1.OverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
+			Watches(&policyv1alpha1.ClusterOverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
 			Complete(r)
 		if err != nil {
@@ -177,15 +183,8 @@ func bindingList(clusterScoped bool) client.ObjectList {
 
 func requests(list client.ObjectList) []reconcile.Request {
 	var reqs []reconcile.Request
-	switch l := list.(type) {
-	case *workv1alpha2.ClusterResourceBindingList:
-		for i := range l.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
-		}
-	case *workv1alpha2.ResourceBindingList:
-		for i := range l.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
-		}
+	for _, b := range items(list) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
 	}
 	return reqs
 }

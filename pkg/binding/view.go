@@ -30,13 +30,22 @@ func newView(clusterScoped bool) view {
 	return view{obj: b, spec: &b.Spec, status: &b.Status}
 }
 
-// statusOf is the status of a ResourceBinding or ClusterResourceBinding.
-func statusOf(obj client.Object) *workv1alpha2.ResourceBindingStatus {
+// viewOf is the view of a stored ResourceBinding or ClusterResourceBinding;
+// its spec and status are nil for any other object.
+func viewOf(obj client.Object) view {
 	switch b := obj.(type) {
 	case *workv1alpha2.ResourceBinding:
-		return &b.Status
+		return view{obj: b, spec: &b.Spec, status: &b.Status}
 	case *workv1alpha2.ClusterResourceBinding:
-		return &b.Status
+		return view{obj: b, spec: &b.Spec, status: &b.Status, clusterScoped: true}
+	}
+	return view{obj: obj}
+}
+
+// statusOf is the status of a ResourceBinding or ClusterResourceBinding.
+func statusOf(obj client.Object) *workv1alpha2.ResourceBindingStatus {
+	if s := viewOf(obj).status; s != nil {
+		return s
 	}
 	return &workv1alpha2.ResourceBindingStatus{}
 }

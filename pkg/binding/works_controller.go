@@ -53,6 +53,9 @@ type Reconciler struct {
 	Checks []hold.Check
 	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
 	MaxDeletionDelay time.Duration
+	// Override applies override policies to each cluster's manifest;
+	// KarmadaOverrides(Client) when nil.
+	Override Override
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -409,6 +412,10 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		}
 	}
 
+	override := r.Override
+	if override == nil {
+		override = KarmadaOverrides(r.Client)
+	}
 	var errs []error
 	wanted := map[string]bool{}
 	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
@@ -418,13 +425,16 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
 			ConflictResolution: b.spec.ConflictResolution}
-		manifest, err := Manifest(tpl, target, b.spec.Replicas > 0, o)
+		// A manifest that cannot be built (an override that does not
+		// apply) leaves the cluster's Work as it is: the member keeps its
+		// last good version and the binding says why.
+		manifest, applied, err := Manifest(tpl, target, b.spec.Replicas > 0, o, override)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
 			continue
 		}
 		withDeletionDelay(manifest, delay)
-		work, err := r.work(b, manifest, o, decisions[target.Name])
+		work, err := r.work(b, manifest, applied, o, decisions[target.Name])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -463,14 +473,19 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 
 // work is the Work for one target: the manifest, and the hold decision as
 // spec.suspendDispatching (so any Karmada execution controller holds it too)
-// plus the hold annotations the dispatcher reports.
-func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, o Origin, decision hold.Decision) (*workv1alpha1.Work, error) {
+// plus the hold annotations the dispatcher reports, and the overrides
+// applied as Karmada records them.
+func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied map[string]string, o Origin,
+	decision hold.Decision) (*workv1alpha1.Work, error) {
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
 		return nil, err
 	}
 	labels := map[string]string{b.idLabel(): o.BindingID}
 	annotations := map[string]string{}
+	for k, v := range applied {
+		annotations[k] = v
+	}
 	if b.clusterScoped {
 		annotations[workv1alpha2.ClusterResourceBindingAnnotationKey] = o.BindingName
 	} else {

@@ -10,7 +10,8 @@ import (
 // *ClusterPropagationPolicy, as it is now or as it was) can change the
 // claim or the binding of template: the policy selects the template, or
 // the template records a claim by the policy. Any other template keeps
-// its claim, since claims are sticky and federator does not preempt.
+// its claim, since claims are sticky; a policy that preempts selects the
+// templates it takes, so they are among those affected.
 // Given the policy both before and after an update, this covers templates
 // it stops selecting and claims that are still on their way to the cache.
 func Affects(policy client.Object, template *unstructured.Unstructured) bool {

@@ -1,6 +1,8 @@
 package detector
 
 import (
+	"fmt"
+
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -17,12 +19,21 @@ var (
 // Resolve decides which policy claims template, keeping Karmada's sticky
 // claims: a template already claimed stays with its policy while that policy
 // exists, is not being deleted and still selects it, even if a policy with
-// higher precedence appears (Karmada moves it only with preemption, which
-// federator does not enable). Otherwise Match decides afresh.
+// higher precedence appears, unless a policy preempts it (Preempt).
+// Otherwise Match decides afresh.
 func Resolve(template *unstructured.Unstructured, pps []policyv1alpha1.PropagationPolicy, cpps []policyv1alpha1.ClusterPropagationPolicy) (Claim, bool) {
 	if template == nil || Skipped(template) {
 		return Claim{}, false
 	}
+	if claimed, ok := stickyClaim(template, pps, cpps); ok {
+		return Preempt(template, claimed, pps, cpps), true
+	}
+	return Match(template, pps, cpps)
+}
+
+// stickyClaim is the claim template records, while its policy exists, is
+// not being deleted and still selects it.
+func stickyClaim(template *unstructured.Unstructured, pps []policyv1alpha1.PropagationPolicy, cpps []policyv1alpha1.ClusterPropagationPolicy) (Claim, bool) {
 	a := template.GetAnnotations()
 	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
 		ns := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation]
@@ -42,7 +53,74 @@ func Resolve(template *unstructured.Unstructured, pps []policyv1alpha1.Propagati
 			}
 		}
 	}
-	return Match(template, pps, cpps)
+	return Claim{}, false
+}
+
+// Preempt is Karmada's policy preemption (pkg/detector/preemption.go, the
+// PolicyPreemption feature, on here): a policy with `preemption: Always`
+// takes template from the policy that claims it when
+//   - both are PropagationPolicies, or both ClusterPropagationPolicies, and
+//     its explicit priority is higher;
+//   - it is a PropagationPolicy and the claim is a ClusterPropagationPolicy's
+//     (whatever the priorities).
+//
+// A ClusterPropagationPolicy never preempts a PropagationPolicy. As in
+// Karmada, only a resource selector that names the template preempts (Karmada
+// fetches the templates to preempt by the selectors' names). Among several
+// preemptors Match's precedence decides; without one the claim stays.
+// Priorities strictly order each step, so claims never go round in a circle.
+func Preempt(template *unstructured.Unstructured, claimed Claim, pps []policyv1alpha1.PropagationPolicy, cpps []policyv1alpha1.ClusterPropagationPolicy) Claim {
+	t := targetOf(template)
+	preempts := func(spec *policyv1alpha1.PropagationSpec) bool {
+		if spec.Preemption != policyv1alpha1.PreemptAlways {
+			return false
+		}
+		for _, rs := range spec.ResourceSelectors {
+			if rs.Name != "" && selectorPriority(t, rs) > priorityMisMatch {
+				return true
+			}
+		}
+		return false
+	}
+	var byPP []policyv1alpha1.PropagationPolicy
+	var byCPP []policyv1alpha1.ClusterPropagationPolicy
+	for i := range pps {
+		p := &pps[i]
+		if p.Namespace != template.GetNamespace() || !p.DeletionTimestamp.IsZero() || !preempts(&p.Spec) {
+			continue
+		}
+		if claimed.ClusterPropagationPolicy != nil ||
+			claimed.PropagationPolicy != nil && p.Name != claimed.PropagationPolicy.Name && p.ExplicitPriority() > claimed.PropagationPolicy.ExplicitPriority() {
+			byPP = append(byPP, *p)
+		}
+	}
+	if c := claimed.ClusterPropagationPolicy; c != nil {
+		for i := range cpps {
+			p := &cpps[i]
+			if p.DeletionTimestamp.IsZero() && p.Name != c.Name && preempts(&p.Spec) && p.ExplicitPriority() > c.ExplicitPriority() {
+				byCPP = append(byCPP, *p)
+			}
+		}
+	}
+	if len(byPP) == 0 && len(byCPP) == 0 {
+		return claimed
+	}
+	if winner, ok := Match(template, byPP, byCPP); ok {
+		return winner
+	}
+	return claimed
+}
+
+// PreemptedMessage is Karmada's PreemptPolicySucceed message for claim
+// taking the template from held.
+func PreemptedMessage(claim, held Claim) string {
+	switch {
+	case claim.PropagationPolicy != nil && held.PropagationPolicy != nil:
+		return fmt.Sprintf("Propagation policy(%s) preempted propagation policy(%s) successfully", claim.Key(), held.Key())
+	case claim.PropagationPolicy != nil:
+		return fmt.Sprintf("Propagation policy(%s) preempted cluster propagation policy(%s) successfully", claim.Key(), held.Key())
+	}
+	return fmt.Sprintf("Cluster propagation policy(%s) preempted cluster propagation policy(%s) successfully", claim.Key(), held.Key())
 }
 
 // PermanentID is the policy's permanent-id label, which Karmada's webhook

@@ -37,6 +37,23 @@ func TestResolve(t *testing.T) {
 		return policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: policyv1alpha1.PropagationSpec{ResourceSelectors: selectors}}
 	}
+	// preempting is a policy with priority and preemption Always.
+	preempting := func(p policyv1alpha1.PropagationPolicy, priority int32) policyv1alpha1.PropagationPolicy {
+		p.Spec.Priority, p.Spec.Preemption = ptr.To(priority), policyv1alpha1.PreemptAlways
+		return p
+	}
+	prioritized := func(p policyv1alpha1.PropagationPolicy, priority int32) policyv1alpha1.PropagationPolicy {
+		p.Spec.Priority = ptr.To(priority)
+		return p
+	}
+	preemptingCPP := func(p policyv1alpha1.ClusterPropagationPolicy, priority int32) policyv1alpha1.ClusterPropagationPolicy {
+		p.Spec.Priority, p.Spec.Preemption = ptr.To(priority), policyv1alpha1.PreemptAlways
+		return p
+	}
+	byCPP := func(name string) map[string]string {
+		return map[string]string{"clusterpropagationpolicy.karmada.io/name": name}
+	}
+	byNameInShop := []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}}
 	claimedByPP := func(name string) map[string]string {
 		return map[string]string{"propagationpolicy.karmada.io/namespace": "shop", "propagationpolicy.karmada.io/name": name}
 	}
@@ -62,6 +79,33 @@ func TestResolve(t *testing.T) {
 			[]policyv1alpha1.PropagationPolicy{pp("exact", byName, false)},
 			[]policyv1alpha1.ClusterPropagationPolicy{cpp("everything", byKind)}, "everything"},
 		{"nothing selects it", claimedByPP("gone"), nil, nil, ""},
+
+		// Preemption (Karmada's PolicyPreemption).
+		{"preemption Always with a higher priority takes the claim", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1), preempting(pp("high", byName, false), 5)}, nil, "shop/high"},
+		{"preemption Never (the default) with a higher priority does not", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1), prioritized(pp("high", byName, false), 5)}, nil, "shop/low"},
+		{"preemption Always with the same priority does not", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 5), preempting(pp("high", byName, false), 5)}, nil, "shop/low"},
+		{"preemption Always with a lower priority does not", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 5), preempting(pp("high", byName, false), 1)}, nil, "shop/low"},
+		{"only a selector that names the template preempts, as Karmada fetches by name", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1), preempting(pp("high", byKind, false), 5)}, nil, "shop/low"},
+		{"the preemptor must select the template", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1), preempting(pp("high", other, false), 5)}, nil, "shop/low"},
+		{"a preemptor being deleted does not preempt", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1), preempting(pp("high", byName, true), 5)}, nil, "shop/low"},
+		{"among preemptors the highest priority wins", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1), preempting(pp("mid", byName, false), 3),
+				preempting(pp("top", byName, false), 9)}, nil, "shop/top"},
+		{"a PropagationPolicy with preemption Always takes a ClusterPropagationPolicy's claim, whatever the priorities", byCPP("everything"),
+			[]policyv1alpha1.PropagationPolicy{preempting(pp("exact", byNameInShop, false), -10)},
+			[]policyv1alpha1.ClusterPropagationPolicy{preemptingCPP(cpp("everything", byName), 100)}, "shop/exact"},
+		{"a ClusterPropagationPolicy with a higher priority takes another's claim", byCPP("low"),
+			nil, []policyv1alpha1.ClusterPropagationPolicy{cpp("low", byName), preemptingCPP(cpp("high", byName), 5)}, "high"},
+		{"a ClusterPropagationPolicy never takes a PropagationPolicy's claim", claimedByPP("low"),
+			[]policyv1alpha1.PropagationPolicy{prioritized(pp("low", byName, false), 1)},
+			[]policyv1alpha1.ClusterPropagationPolicy{preemptingCPP(cpp("high", byName), 100)}, "shop/low"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			claim, ok := Resolve(template(tc.recorded), tc.pps, tc.cpps)

@@ -14,6 +14,7 @@ import (
 	"github.com/karmada-io/karmada/pkg/util/names"
 	"github.com/karmada-io/karmada/pkg/util/validation"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,6 +120,12 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			return err
 		}
 	}
+	// A PriorityClass a policy's schedulePriority names resolves into its
+	// bindings (SchedulePriority).
+	if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), client.Object(&schedulingv1.PriorityClass{}),
+		d.priorityClassChanges())); err != nil {
+		return err
+	}
 	pr := &policyReconciler{d: d}
 	for name, p := range map[string]client.Object{
 		"propagationpolicy":        &policyv1alpha1.PropagationPolicy{},
@@ -130,6 +137,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			// A Cluster joining or leaving can make a name a policy lists
 			// known or unknown (ClustersKnown).
 			Watches(&clusterv1alpha1.Cluster{}, pr.clusterChanges(clusterScoped), builder.WithPredicates(joinsAndLeaves)).
+			// ... and a PriorityClass coming or going, SchedulePriorityResolved.
+			Watches(&schedulingv1.PriorityClass{}, pr.priorityClassChanges(clusterScoped)).
 			Complete(pr.forKind(p)); err != nil {
 			return err
 		}
@@ -328,11 +337,15 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 	if labels, annotations, changed := ClaimMetadata(template, claim, ok); changed {
 		// Record the claim on the template as Karmada does; it keeps the
 		// template with its policy until that policy lets go.
+		held, wasHeld := stickyClaim(template, pps.Items, cpps.Items)
 		patch := client.MergeFrom(template.DeepCopy())
 		template.SetLabels(labels)
 		template.SetAnnotations(annotations)
 		if err := d.client.Patch(ctx, template, patch); err != nil {
 			return "", err
+		}
+		if wasHeld && ok && held.Key() != claim.Key() {
+			d.recorder.Event(template, corev1.EventTypeNormal, policykeys.EventReasonPreemptPolicySucceed, PreemptedMessage(claim, held))
 		}
 	}
 	if !ok {
@@ -352,7 +365,27 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 	if key.ByLazyPolicy && claim.Spec().ActivationPreference == policyv1alpha1.LazyActivation {
 		return "policy " + claim.Key() + " is Lazy: its change reaches the binding when the template next changes", nil
 	}
-	return d.writeBinding(ctx, template, claim)
+	class, err := d.priorityClass(ctx, claim.Spec())
+	if err != nil {
+		return "", err
+	}
+	priority, err := SchedulePriority(claim.Spec(), class)
+	if err != nil {
+		// As Karmada: no binding, nor a changed one, while the priority
+		// does not resolve; the policy's SchedulePriorityResolved says why,
+		// and the PriorityClass's creation brings the template back here.
+		d.recorder.Event(template, corev1.EventTypeWarning, policykeys.EventReasonApplyPolicyFailed, applyPolicyFailed(claim, err))
+		return "policy " + claim.Key() + ": " + err.Error() + ": no binding written", nil
+	}
+	return d.writeBinding(ctx, template, claim, priority)
+}
+
+// applyPolicyFailed is Karmada's ApplyPolicyFailed message.
+func applyPolicyFailed(claim Claim, err error) string {
+	if claim.PropagationPolicy != nil {
+		return fmt.Sprintf("Apply policy(%s) failed: %v", claim.Key(), err)
+	}
+	return fmt.Sprintf("Apply cluster policy(%s) failed: %v", claim.Key(), err)
 }
 
 // lazyActivation reports whether a policy's changes wait for each
@@ -362,7 +395,7 @@ func lazyActivation(policy client.Object) bool {
 }
 
 // Binding returns the binding the detector writes for template and claim.
-func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *workv1alpha2.ResourceBindingSpec) {
+func Binding(template *unstructured.Unstructured, claim Claim, priority *workv1alpha2.SchedulePriority) (client.Object, *workv1alpha2.ResourceBindingSpec) {
 	spec := claim.Spec()
 	bs := workv1alpha2.ResourceBindingSpec{
 		Resource: workv1alpha2.ObjectReference{
@@ -378,6 +411,7 @@ func Binding(template *unstructured.Unstructured, claim Claim) (client.Object, *
 		PropagateDeps:               spec.PropagateDeps,
 		SchedulerName:               spec.SchedulerName,
 		Failover:                    spec.Failover.DeepCopy(),
+		SchedulePriority:            priority,
 	}
 	meta := metav1.ObjectMeta{
 		Name: names.GenerateBindingName(template.GetKind(), template.GetName()),
@@ -423,8 +457,9 @@ func replicas(template *unstructured.Unstructured) int32 {
 	return int32(r)
 }
 
-func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim) (string, error) {
-	desired, spec := Binding(template, claim)
+func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim,
+	priority *workv1alpha2.SchedulePriority) (string, error) {
+	desired, spec := Binding(template, claim, priority)
 	existing := desired.DeepCopyObject().(client.Object)
 	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
@@ -464,6 +499,17 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	for k, v := range desired.GetAnnotations() {
 		if annotations[k] != v {
 			sameAnnotations = false
+		}
+	}
+	// A claim that moved between kinds (preemption, or the claiming policy
+	// gone) leaves no trace of the former one on the binding, as Karmada's
+	// excludeClusterPolicy.
+	for _, k := range append(slices.Clone(ppClaimAnnotations), cppClaimAnnotations...) {
+		if _, wanted := desired.GetAnnotations()[k]; !wanted {
+			if _, stale := annotations[k]; stale {
+				delete(annotations, k)
+				sameAnnotations = false
+			}
 		}
 	}
 	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations &&

@@ -61,7 +61,7 @@ func TestLazyActivation(t *testing.T) {
 			tpl := template()
 			objs := []client.Object{newPolicy(tc.lazy, "member1", "member2")}
 			if tc.bound {
-				b, _ := Binding(tpl, Claim{PropagationPolicy: newPolicy(tc.lazy, "member1", "member2", "member3")})
+				b, _ := Binding(tpl, Claim{PropagationPolicy: newPolicy(tc.lazy, "member1", "member2", "member3")}, nil)
 				objs = append(objs, b)
 			}
 			dep := &appsv1.Deployment{}

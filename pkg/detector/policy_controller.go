@@ -11,6 +11,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/validation"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,6 +85,23 @@ func policyItems(list client.ObjectList) []client.Object {
 	return out
 }
 
+// priorityClassChanges re-checks the policies of one kind that name a
+// PriorityClass when it comes, goes or changes (SchedulePriorityResolved).
+func (p *policyReconciler) priorityClassChanges(clusterScoped bool) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, pc client.Object) []reconcile.Request {
+		var requests []reconcile.Request
+		err := p.d.policiesNaming(ctx, pc, func(o client.Object) {
+			if _, cpp := o.(*policyv1alpha1.ClusterPropagationPolicy); cpp == clusterScoped {
+				requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+			}
+		})
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing policies that name a PriorityClass", "priorityClass", pc.GetName())
+		}
+		return requests
+	})
+}
+
 func (p *policyReconciler) check(ctx context.Context, policy client.Object, stored *unstructured.Unstructured, spec policyv1alpha1.PropagationSpec) (ctrl.Result, error) {
 	if errs := validation.ValidatePropagationSpec(spec); len(errs) > 0 {
 		p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonInvalidPolicy,
@@ -104,7 +122,16 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, stor
 	for _, c := range clusters.Items {
 		known = append(known, c.Name)
 	}
-	if err := p.recordClustersKnown(ctx, policy, stored, ClustersKnown(spec, known, unknownPlaced)); err != nil {
+	class, err := p.d.priorityClass(ctx, &spec)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	conds := []metav1.Condition{ClustersKnown(spec, known, unknownPlaced)}
+	priority, setsPriority := SchedulePriorityResolved(&spec, class)
+	if setsPriority {
+		conds = append(conds, priority)
+	}
+	if err := p.recordConditions(ctx, policy, stored, conds, !setsPriority); err != nil {
 		return ctrl.Result{}, err
 	}
 	var retryKinds bool
@@ -166,10 +193,14 @@ func quote(names []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-// recordClustersKnown writes cond into the policy's status.conditions when
-// it changed, and tells of a change to False with a Warning Event once the
-// write is stored (so each transition is told once).
-func (p *policyReconciler) recordClustersKnown(ctx context.Context, policy client.Object, stored *unstructured.Unstructured, cond metav1.Condition) error {
+// recordConditions writes conds into the policy's status.conditions when
+// they changed (without SchedulePriorityResolved when dropPriority: the
+// policy no longer sets a priority), and tells of each change to False with
+// a Warning Event once the write is stored (so each transition is told
+// once): reason UnknownCluster for ClustersKnown, the condition's reason
+// otherwise.
+func (p *policyReconciler) recordConditions(ctx context.Context, policy client.Object, stored *unstructured.Unstructured,
+	want []metav1.Condition, dropPriority bool) error {
 	var conds []metav1.Condition
 	if raw, found, _ := unstructured.NestedSlice(stored.Object, "status", "conditions"); found {
 		for _, r := range raw {
@@ -183,7 +214,15 @@ func (p *policyReconciler) recordClustersKnown(ctx context.Context, policy clien
 			}
 		}
 	}
-	changed := conditions.Set(&conds, stored.GetGeneration(), cond)
+	var turnedFalse []metav1.Condition
+	for _, cond := range want {
+		if conditions.Set(&conds, stored.GetGeneration(), cond) && cond.Status == metav1.ConditionFalse {
+			turnedFalse = append(turnedFalse, cond)
+		}
+	}
+	if dropPriority {
+		meta.RemoveStatusCondition(&conds, policykeys.ConditionSchedulePriorityResolved)
+	}
 	after := stored.DeepCopy()
 	raw := make([]any, 0, len(conds))
 	for i := range conds {
@@ -200,8 +239,12 @@ func (p *policyReconciler) recordClustersKnown(ctx context.Context, policy clien
 	if _, err := conditions.PatchStatus(ctx, p.d.client, stored, after, true); err != nil {
 		return err
 	}
-	if changed && cond.Status == metav1.ConditionFalse {
-		p.d.recorder.Event(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownCluster, cond.Message)
+	for _, cond := range turnedFalse {
+		reason := cond.Reason
+		if cond.Type == policykeys.ConditionClustersKnown {
+			reason = policykeys.EventReasonUnknownCluster
+		}
+		p.d.recorder.Event(policy, corev1.EventTypeWarning, reason, cond.Message)
 	}
 	return nil
 }

@@ -31,9 +31,9 @@ func benchManifest(tb testing.TB, containers int) *unstructured.Unstructured {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := binding.Manifest(template, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, binding.Origin{
+	m, _, err := binding.Manifest(template, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, binding.Origin{
 		BindingNamespace: "shop", BindingName: "checkout-deployment", BindingID: "7c1f0e0a-9d7e-4c43-8a44-6f0f8b2c1d55",
-		WorkNamespace: "karmada-es-member1", WorkName: "checkout-6d5f7b8c9"})
+		WorkNamespace: "karmada-es-member1", WorkName: "checkout-6d5f7b8c9"}, binding.NoOverrides)
 	if err != nil {
 		tb.Fatal(err)
 	}

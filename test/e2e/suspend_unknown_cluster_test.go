@@ -13,10 +13,15 @@ import (
 	"github.com/federator-dev/federator/test/framework"
 )
 
-// clustersKnown is the ClustersKnown condition on PropagationPolicy ns/name
-// (status the hub's CRDs add; Karmada's Go type has none, so it is read
-// unstructured); nil when absent.
+// clustersKnown is the ClustersKnown condition on PropagationPolicy ns/name.
 func clustersKnown(ns, name string) *metav1.Condition {
+	return policyCondition(ns, name, "ClustersKnown")
+}
+
+// policyCondition is a condition on PropagationPolicy ns/name (status the
+// hub's CRDs add; Karmada's Go type has none, so it is read unstructured);
+// nil when absent.
+func policyCondition(ns, name, conditionType string) *metav1.Condition {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(policyv1alpha1.SchemeGroupVersion.WithKind("PropagationPolicy"))
 	if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
@@ -30,7 +35,7 @@ func clustersKnown(ns, name string) *metav1.Condition {
 			conds = append(conds, c)
 		}
 	}
-	return meta.FindStatusCondition(conds, "ClustersKnown")
+	return meta.FindStatusCondition(conds, conditionType)
 }
 
 var _ = Describe("a suspension list naming a cluster that does not exist", func() {

@@ -181,9 +181,9 @@ func workFor(t *testing.T, rb *workv1alpha2.ResourceBinding, tpl *unstructured.U
 	t.Helper()
 	b := bindingOf(rb)
 	key := b.workKey(cluster)
-	m, err := bindingctl.Manifest(tpl, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, false, bindingctl.Origin{
+	m, _, err := bindingctl.Manifest(tpl, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, false, bindingctl.Origin{
 		BindingNamespace: rb.Namespace, BindingName: rb.Name, BindingID: rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel],
-		WorkNamespace: key.Namespace, WorkName: key.Name})
+		WorkNamespace: key.Namespace, WorkName: key.Name}, bindingctl.NoOverrides)
 	if err != nil {
 		t.Fatal(err)
 	}

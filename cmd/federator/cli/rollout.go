@@ -224,7 +224,8 @@ func images(manifest *unstructured.Unstructured) []string {
 // carriesTemplate reports whether work carries tpl as the binding
 // controller would write it now (pkg/binding's Manifest), i.e. whether the
 // Work is at the template's latest generation.
-func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work) bool {
+func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work,
+	override bindingctl.Override) bool {
 	have := works.FirstManifest(work)
 	if have == nil || tpl == nil {
 		return false
@@ -233,11 +234,11 @@ func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alp
 	if b.clusterScoped {
 		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
-	want, err := bindingctl.Manifest(tpl, target, b.spec.Replicas > 0, bindingctl.Origin{
+	want, _, err := bindingctl.Manifest(tpl, target, b.spec.Replicas > 0, bindingctl.Origin{
 		ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 		BindingID: b.obj.GetLabels()[idLabel], WorkNamespace: work.Namespace, WorkName: work.Name,
 		ConflictResolution: b.spec.ConflictResolution,
-	})
+	}, override)
 	if err != nil {
 		return false
 	}
@@ -293,7 +294,8 @@ func gatherRollouts(ctx context.Context, h *hub, name string) ([]templateRollout
 		return nil, h.explain(err, "list", ref{kind: "Works", resource: "works.work.karmada.io"})
 	}
 	selected := rolloutFilter(name)
-	tpls := &templates{h: h, byKind: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{}}
+	tpls := &templates{h: h, byKind: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{},
+		override: bindingctl.KarmadaOverrides(newListedOnce(h.client))}
 	var out []templateRollout
 	for _, b := range bindings {
 		if !selected(b.template()) {
@@ -318,6 +320,9 @@ func gatherRollouts(ctx context.Context, h *hub, name string) ([]templateRollout
 type templates struct {
 	h      *hub
 	byKind map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured
+	// override renders a template as the binding controller does, with
+	// the override policies read once per command.
+	override bindingctl.Override
 }
 
 // get returns the template, nil when there is none.
@@ -363,7 +368,7 @@ func rolloutOf(ctx context.Context, h *hub, b binding, tpls *templates, works ma
 	for _, target := range b.spec.Clusters {
 		targeted[target.Name] = true
 		w := works[b.workKey(target.Name)]
-		current := w != nil && carriesTemplate(b, tpl, target, w)
+		current := w != nil && carriesTemplate(b, tpl, target, w, tpls.override)
 		item.Clusters = append(item.Clusters, clusterState(target.Name, w, current, deleting, item.Template.Generation))
 	}
 	// Works of clusters the binding no longer targets are on their way out.

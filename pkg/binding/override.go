@@ -1,0 +1,89 @@
+package binding
+
+import (
+	"fmt"
+
+	karmadautil "github.com/karmada-io/karmada/pkg/util"
+	"github.com/karmada-io/karmada/pkg/util/overridemanager"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Override applies, to the manifest one cluster gets, the override policies
+// that select it, and returns the Work annotations that record what it
+// applied (Karmada's policy.karmada.io/applied-cluster-overrides and
+// applied-overrides; none when nothing applied).
+type Override func(m *unstructured.Unstructured, cluster string) (map[string]string, error)
+
+// NoOverrides applies nothing.
+func NoOverrides(*unstructured.Unstructured, string) (map[string]string, error) { return nil, nil }
+
+// KarmadaOverrides applies the OverridePolicies and ClusterOverridePolicies
+// c reads with Karmada's own override manager (pkg/util/overridemanager), so
+// what matches, the order (ClusterOverridePolicies first, then by implicit
+// priority and name) and every overrider behave exactly as in Karmada.
+//
+// Karmada's manager sends an event on the template per policy, cluster and
+// render, applied or not; the hub sends none (every hub write costs) and
+// instead names the failing policy in the error, which the binding reports
+// once per transition (WorksSynced, SyncWorkFailed).
+func KarmadaOverrides(c client.Client) Override {
+	return func(m *unstructured.Unstructured, cluster string) (map[string]string, error) {
+		failed := &overrideFailure{}
+		cops, ops, err := overridemanager.New(c, failed).ApplyOverridePolicies(m, cluster)
+		if err != nil {
+			if failed.message != "" {
+				return nil, fmt.Errorf("%s %w", failed.message, err)
+			}
+			return nil, fmt.Errorf("apply override policies for cluster(%s): %w", cluster, err)
+		}
+		return appliedOverrides(cops, ops)
+	}
+}
+
+// appliedOverrides is Karmada's RecordAppliedOverrides
+// (pkg/controllers/binding/common.go): the applied items of each scope,
+// sorted by policy name, as JSON.
+func appliedOverrides(cops, ops *overridemanager.AppliedOverrides) (map[string]string, error) {
+	annotations := map[string]string{}
+	for key, applied := range map[string]*overridemanager.AppliedOverrides{
+		karmadautil.AppliedClusterOverrides: cops, karmadautil.AppliedOverrides: ops} {
+		if applied == nil {
+			continue
+		}
+		raw, err := applied.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			annotations[key] = string(raw)
+		}
+	}
+	if len(annotations) == 0 {
+		return nil, nil
+	}
+	return annotations, nil
+}
+
+// overrideFailure keeps the message of Karmada's ApplyOverridePolicyFailed
+// event, which names the policy and cluster, and drops every other event.
+type overrideFailure struct{ message string }
+
+var _ record.EventRecorder = &overrideFailure{}
+
+func (f *overrideFailure) Event(_ runtime.Object, eventtype, _, message string) {
+	if eventtype == corev1.EventTypeWarning {
+		f.message = message
+	}
+}
+
+func (f *overrideFailure) Eventf(o runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	f.Event(o, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (f *overrideFailure) AnnotatedEventf(o runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	f.Eventf(o, eventtype, reason, messageFmt, args...)
+}
