@@ -71,6 +71,9 @@ type options struct {
 	qps                             float64
 	burst                           int
 	output, binDir, federator       string
+	// controllerArgs are extra flags for federator controller, to compare
+	// settings (--hub-qps, --workers, ...) in runs of their own.
+	controllerArgs []string
 }
 
 // result is what one run measured; -o json prints it as is.
@@ -82,6 +85,8 @@ type result struct {
 	Machine     string `json:"machine"`
 	Date        string `json:"date"`
 	Commit      string `json:"commit"`
+	// ControllerArgs are the extra flags federator ran with.
+	ControllerArgs string `json:"controllerArgs,omitempty"`
 
 	BaselineCreate float64 `json:"baselineCreateSeconds"`
 	BaselineUpdate float64 `json:"baselineUpdateSeconds"`
@@ -117,7 +122,9 @@ func main() {
 	flag.IntVar(&o.burst, "burst", hub.DefaultOptions().Member.Burst, "client burst per member, in the baseline as in federator")
 	flag.StringVar(&o.output, "o", "table", "output: table or json")
 	flag.StringVar(&o.binDir, "bin-dir", "", "where kube-apiserver, etcd and federator are (default: $KUBEBUILDER_ASSETS, else bin/)")
+	extra := flag.String("controller-args", "", `extra flags for "federator controller", space-separated (e.g. "--hub-qps=2000 --workers=16")`)
 	flag.Parse()
+	o.controllerArgs = strings.Fields(*extra)
 	if o.output != "table" && o.output != "json" {
 		fmt.Fprintf(os.Stderr, "benchfleet: -o %q: want table or json\n", o.output)
 		os.Exit(2)
@@ -165,7 +172,7 @@ func run(ctx context.Context, o options) (r *result, err error) {
 	defer func() { err = errors.Join(err, f.Stop()) }()
 
 	r = &result{Members: o.members, Resources: o.resources, Concurrency: o.concurrency,
-		QPS: fmt.Sprintf("%g/%d", o.qps, o.burst), Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), Commit: commit()}
+		QPS: fmt.Sprintf("%g/%d", o.qps, o.burst), ControllerArgs: strings.Join(o.controllerArgs, " "), Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), Commit: commit()}
 
 	logf("baseline: %d×%d Deployments written straight to the members", o.resources, o.members)
 	if r.BaselineCreate, r.BaselineUpdate, err = baseline(ctx, f, o); err != nil {
@@ -275,7 +282,7 @@ func name(i int) string { return fmt.Sprintf("web-%05d", i) }
 
 // federated measures federator: propagation, then suspend → update → resume.
 func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *result) (err error) {
-	ctrl, err := startController(ctx, o.federator, f.Hub.KubeconfigPath, filepath.Join(dir, "federator.log"))
+	ctrl, err := startController(ctx, o.federator, f.Hub.KubeconfigPath, filepath.Join(dir, "federator.log"), o.controllerArgs)
 	if err != nil {
 		return err
 	}
@@ -411,12 +418,12 @@ type controller struct {
 	done chan error
 }
 
-func startController(ctx context.Context, binary, kubeconfig, logPath string) (*controller, error) {
+func startController(ctx context.Context, binary, kubeconfig, logPath string, args []string) (*controller, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "controller", "--kubeconfig", kubeconfig)
+	cmd := exec.Command(binary, append([]string{"controller", "--kubeconfig", kubeconfig}, args...)...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(logFile, pw), logFile
 	if err := cmd.Start(); err != nil {
@@ -766,8 +773,12 @@ func commit() string {
 }
 
 func (r *result) print(out io.Writer) {
-	fmt.Fprintf(out, "benchfleet: %d Deployments × %d members; per member QPS/burst %s, %d writers; %s; %s; commit %s\n\n",
+	fmt.Fprintf(out, "benchfleet: %d Deployments × %d members; per member QPS/burst %s, %d writers; %s; %s; commit %s",
 		r.Resources, r.Members, r.QPS, r.Concurrency, r.Machine, r.Date, r.Commit)
+	if r.ControllerArgs != "" {
+		fmt.Fprintf(out, "; federator controller %s", r.ControllerArgs)
+	}
+	fmt.Fprint(out, "\n\n")
 	t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	ratio := func(a, b float64) string {
 		if b <= 0 {
