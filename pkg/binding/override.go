@@ -3,6 +3,7 @@ package binding
 import (
 	"fmt"
 
+	"github.com/karmada-io/karmada/pkg/events"
 	karmadautil "github.com/karmada-io/karmada/pkg/util"
 	"github.com/karmada-io/karmada/pkg/util/overridemanager"
 	corev1 "k8s.io/api/core/v1"
@@ -27,18 +28,22 @@ func NoOverrides(*unstructured.Unstructured, string) (map[string]string, error) 
 // priority and name) and every overrider behave exactly as in Karmada.
 //
 // Karmada's manager sends an event on the template per policy, cluster and
-// render, applied or not; the hub sends none (every hub write costs) and
-// instead names the failing policy in the error, which the binding reports
-// once per transition (WorksSynced, SyncWorkFailed).
+// render, applied or not; the hub sends none (every hub write costs). A
+// policy that cannot be applied is returned as an *OverrideError naming the
+// policy and the rule, which the binding reports once per transition
+// (WorksSynced, SyncWorkFailed) and on the cluster's Work.
 func KarmadaOverrides(c client.Client) Override {
 	return func(m *unstructured.Unstructured, cluster string) (map[string]string, error) {
+		// Karmada's manager changes m as it goes, also when a policy
+		// fails; the rule that failed is found by replaying from here.
+		original := m.DeepCopy()
 		failed := &overrideFailure{}
 		cops, ops, err := overridemanager.New(c, failed).ApplyOverridePolicies(m, cluster)
 		if err != nil {
-			if failed.message != "" {
-				return nil, fmt.Errorf("%s %w", failed.message, err)
+			if failed.policy == nil {
+				return nil, fmt.Errorf("apply override policies for cluster(%s): %w", cluster, err)
 			}
-			return nil, fmt.Errorf("apply override policies for cluster(%s): %w", cluster, err)
+			return nil, failingRule(c, original, cluster, failed.policy, err)
 		}
 		return appliedOverrides(cops, ops)
 	}
@@ -68,20 +73,26 @@ func appliedOverrides(cops, ops *overridemanager.AppliedOverrides) (map[string]s
 	return annotations, nil
 }
 
-// overrideFailure keeps the message of Karmada's ApplyOverridePolicyFailed
-// event, which names the policy and cluster, and drops every other event.
-type overrideFailure struct{ message string }
+// overrideFailure keeps which policy Karmada's ApplyOverridePolicyFailed
+// event names, and drops every other event.
+type overrideFailure struct{ policy *policyRef }
 
 var _ record.EventRecorder = &overrideFailure{}
 
-func (f *overrideFailure) Event(_ runtime.Object, eventtype, _, message string) {
-	if eventtype == corev1.EventTypeWarning {
-		f.message = message
-	}
-}
+func (f *overrideFailure) Event(runtime.Object, string, string, string) {}
 
-func (f *overrideFailure) Eventf(o runtime.Object, eventtype, reason, messageFmt string, args ...any) {
-	f.Event(o, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+// Eventf reads the policy from the event's arguments: (name, cluster) for a
+// ClusterOverridePolicy, (namespace, name, cluster) for an OverridePolicy.
+func (f *overrideFailure) Eventf(_ runtime.Object, eventtype, reason, _ string, args ...any) {
+	if eventtype != corev1.EventTypeWarning || reason != events.EventReasonApplyOverridePolicyFailed {
+		return
+	}
+	switch len(args) {
+	case 2:
+		f.policy = &policyRef{Kind: "ClusterOverridePolicy", Name: fmt.Sprint(args[0])}
+	case 3:
+		f.policy = &policyRef{Kind: "OverridePolicy", Namespace: fmt.Sprint(args[0]), Name: fmt.Sprint(args[1])}
+	}
 }
 
 func (f *overrideFailure) AnnotatedEventf(o runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...any) {

@@ -14,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	karmadautil "github.com/karmada-io/karmada/pkg/util"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -406,7 +407,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	if err != nil {
 		return res, err
 	}
+	last := map[string]*workv1alpha1.Work{}
 	for i := range existing {
+		last[existing[i].Namespace] = &existing[i]
 		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
 			res.heldBefore[cluster] = ptr.Deref(existing[i].Spec.SuspendDispatching, false)
 		}
@@ -425,15 +428,17 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
 			ConflictResolution: b.spec.ConflictResolution}
-		// A manifest that cannot be built (an override that does not
-		// apply) leaves the cluster's Work as it is: the member keeps its
-		// last good version and the binding says why.
 		manifest, applied, err := Manifest(tpl, target, b.spec.Replicas > 0, o, override)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
-			continue
+			manifest, applied = lastGood(last[ns], err)
+			if manifest == nil {
+				errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
+				continue
+			}
+			errs = append(errs, fmt.Errorf("cluster %s: %w (its Work keeps the last manifest that could be built)", target.Name, err))
+		} else {
+			withDeletionDelay(manifest, delay)
 		}
-		withDeletionDelay(manifest, delay)
 		work, err := r.work(b, manifest, applied, o, decisions[target.Name])
 		if err != nil {
 			errs = append(errs, err)
@@ -469,6 +474,30 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// lastGood is what a cluster's Work carries when its manifest cannot be
+// built because an override policy does not apply (bad input): the last
+// manifest and record of applied overrides it carries, so the member keeps
+// its last good version, plus the annotation that says which policy and
+// rule failed and why. Nil when the failure is of another kind or there is
+// no last manifest: then the Work is left as it is, or not written.
+func lastGood(w *workv1alpha1.Work, err error) (*unstructured.Unstructured, map[string]string) {
+	var bad *OverrideError
+	if !errors.As(err, &bad) || w == nil {
+		return nil, nil
+	}
+	manifest := works.FirstManifest(w)
+	if manifest == nil {
+		return nil, nil
+	}
+	annotations := map[string]string{workkeys.OverrideFailedAnnotation: bad.Error()}
+	for _, k := range []string{karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides} {
+		if v, ok := w.Annotations[k]; ok {
+			annotations[k] = v
+		}
+	}
+	return manifest, annotations
 }
 
 // work is the Work for one target: the manifest, and the hold decision as

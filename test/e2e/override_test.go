@@ -138,8 +138,7 @@ spec:
 			`[{"policyName":"override-canary-tier","overriders":{"labelsOverrider":[{"operator":"add","value":{"region":"global","tier":"platform"}}]}}]`))
 
 		By("changing the canary's tag reaches member1 at once")
-		Expect(hubClient.Patch(ctx, &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "canary"}},
-			client.RawPatch("application/json-patch+json", []byte(`[{"op":"replace","path":"/spec/overrideRules/0/overriders/imageOverrider/0/value","value":"1.28-canary"}]`)))).To(Succeed())
+		patchOverridePolicy(ns, "canary", `[{"op":"replace","path":"/spec/overrideRules/0/overriders/imageOverrider/0/value","value":"1.28-canary"}]`)
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(
 			map[string]string{"member1": "nginx:1.28-canary", "member2": "nginx:1.25", "member3": "nginx:1.25"}))
 
