@@ -133,6 +133,11 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 		if r.Message == "" {
 			r.Message = workkeys.MessageSuspendDispatching
 		}
+	case work.Annotations[workkeys.OverrideFailedAnnotation] != "":
+		// The member keeps the Work's last good manifest; what the
+		// template now asks for cannot reach it until the policy is fixed.
+		r.State, r.Reason = StateFailed, workkeys.ReasonApplyOverridePolicyFailed
+		r.Message = work.Annotations[workkeys.OverrideFailedAnnotation]
 	case applied != nil && applied.Status == metav1.ConditionFalse:
 		r.State, r.Reason, r.Message = StateFailed, applied.Reason, applied.Message
 	case !current:
