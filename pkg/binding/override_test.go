@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/overrides"
 )
 
 // What a Work carries once override policies apply, through Karmada's own
@@ -104,7 +105,7 @@ func TestManifestWithOverrides(t *testing.T) {
 			}, tc.policies...)
 			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(objs...).Build()
 			m, applied, err := Manifest(overriddenTemplate(t), workv1alpha2.TargetCluster{Name: tc.cluster, Replicas: 2}, true,
-				Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, KarmadaOverrides(c))
+				Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, overrides.Karmada(c))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func TestManifestWithOverrides(t *testing.T) {
 }
 
 // Bad input: an override that cannot be applied fails the cluster's
-// manifest with an *OverrideError naming the policy and the rule (its
+// manifest with an *overrides.Error naming the policy and the rule (its
 // place in spec.overrideRules, whichever clusters the rules before it
 // target) and Karmada's reason. An image overrider without a predicate on a
 // kind without containers is no failure: Karmada applies nothing, so a
@@ -178,7 +179,7 @@ data:
 				policyv1alpha1.RuleWithCluster{Overriders: labels}, policyv1alpha1.RuleWithCluster{Overriders: removeMissing})),
 			wantErr: "OverridePolicy shop/broken spec.overrideRules[2] cannot be applied: ", wantWhy: "/spec/nothing/here"},
 		{name: "an image overrider whose predicate path a ConfigMap does not have", template: configMapYAML,
-			policy: op("canary", rules(policyv1alpha1.RuleWithCluster{Overriders: tag(&policyv1alpha1.ImagePredicate{Path: "/spec/template/spec/containers/0/image"})})),
+			policy:  op("canary", rules(policyv1alpha1.RuleWithCluster{Overriders: tag(&policyv1alpha1.ImagePredicate{Path: "/spec/template/spec/containers/0/image"})})),
 			wantErr: "OverridePolicy shop/canary spec.overrideRules[0] cannot be applied: ", wantWhy: "failed to obtain imageValue with predicate path(/spec/template/spec/containers/0/image)"},
 		{name: "an image overrider without a predicate on a ConfigMap applies nothing, as in Karmada", template: configMapYAML,
 			policy: op("canary", rules(policyv1alpha1.RuleWithCluster{Overriders: tag(nil)}))},
@@ -205,7 +206,7 @@ data:
 			tpl := decode(t, tc.template)
 			tpl.SetOwnerReferences(nil)
 			m, _, err := Manifest(tpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
-				Origin{WorkNamespace: "karmada-es-member1", WorkName: "web"}, KarmadaOverrides(c))
+				Origin{WorkNamespace: "karmada-es-member1", WorkName: "web"}, overrides.Karmada(c))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -215,9 +216,9 @@ data:
 				}
 				return
 			}
-			var bad *OverrideError
+			var bad *overrides.Error
 			if !errors.As(err, &bad) {
-				t.Fatalf("err = %v (%T), want an *OverrideError", err, err)
+				t.Fatalf("err = %v (%T), want an *overrides.Error", err, err)
 			}
 			if msg := err.Error(); !strings.HasPrefix(msg, tc.wantErr) || !strings.Contains(msg, tc.wantWhy) {
 				t.Errorf("err = %q, want it to start %q and say %q", msg, tc.wantErr, tc.wantWhy)

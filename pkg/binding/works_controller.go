@@ -14,7 +14,6 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	karmadautil "github.com/karmada-io/karmada/pkg/util"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -34,6 +33,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
@@ -55,8 +55,8 @@ type Reconciler struct {
 	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
 	MaxDeletionDelay time.Duration
 	// Override applies override policies to each cluster's manifest;
-	// KarmadaOverrides(Client) when nil.
-	Override Override
+	// overrides.Karmada(Client) when nil.
+	Override overrides.Func
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -417,7 +417,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 
 	override := r.Override
 	if override == nil {
-		override = KarmadaOverrides(r.Client)
+		override = overrides.Karmada(r.Client)
 	}
 	var errs []error
 	wanted := map[string]bool{}
@@ -430,7 +430,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			ConflictResolution: b.spec.ConflictResolution}
 		manifest, applied, err := Manifest(tpl, target, b.spec.Replicas > 0, o, override)
 		if err != nil {
-			manifest, applied = lastGood(last[ns], err)
+			manifest, applied = overrides.LastGood(last[ns], err)
 			if manifest == nil {
 				errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
 				continue
@@ -474,30 +474,6 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		}
 	}
 	return res, errors.Join(errs...)
-}
-
-// lastGood is what a cluster's Work carries when its manifest cannot be
-// built because an override policy does not apply (bad input): the last
-// manifest and record of applied overrides it carries, so the member keeps
-// its last good version, plus the annotation that says which policy and
-// rule failed and why. Nil when the failure is of another kind or there is
-// no last manifest: then the Work is left as it is, or not written.
-func lastGood(w *workv1alpha1.Work, err error) (*unstructured.Unstructured, map[string]string) {
-	var bad *OverrideError
-	if !errors.As(err, &bad) || w == nil {
-		return nil, nil
-	}
-	manifest := works.FirstManifest(w)
-	if manifest == nil {
-		return nil, nil
-	}
-	annotations := map[string]string{workkeys.OverrideFailedAnnotation: bad.Error()}
-	for _, k := range []string{karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides} {
-		if v, ok := w.Annotations[k]; ok {
-			annotations[k] = v
-		}
-	}
-	return manifest, annotations
 }
 
 // work is the Work for one target: the manifest, and the hold decision as

@@ -1,21 +1,27 @@
-package binding
+package overrides
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	karmadautil "github.com/karmada-io/karmada/pkg/util"
 	"github.com/karmada-io/karmada/pkg/util/overridemanager"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/works"
 )
 
-// OverrideError is an override policy that cannot be applied to one
+// Error is an override policy that cannot be applied to one
 // cluster's manifest: bad input (a JSON patch to a missing path, an image
 // predicate path the kind does not have, a field that is not the JSON or
 // YAML its fieldOverrider edits). The cluster's Work keeps the last
 // manifest that could be built.
-type OverrideError struct {
+type Error struct {
 	Policy policyRef
 	// Rule is where in the policy the failing overriders are:
 	// "spec.overrideRules[1]", or "spec.overriders" for a policy written
@@ -24,11 +30,11 @@ type OverrideError struct {
 	Err  error
 }
 
-func (e *OverrideError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%s %s cannot be applied: %v", e.Policy, e.Rule, e.Err)
 }
 
-func (e *OverrideError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // policyRef names an OverridePolicy or ClusterOverridePolicy.
 type policyRef struct{ Kind, Namespace, Name string }
@@ -46,7 +52,7 @@ func (p policyRef) String() string {
 // Karmada applies a policy's matching rules in order, so the first cut
 // that fails ends at the culprit.
 func failingRule(c client.Client, original *unstructured.Unstructured, cluster string, p *policyRef, err error) error {
-	oe := &OverrideError{Policy: *p, Rule: "spec.overriders", Err: err}
+	oe := &Error{Policy: *p, Rule: "spec.overriders", Err: err}
 	var spec policyv1alpha1.OverrideSpec
 	key := client.ObjectKey{Namespace: p.Namespace, Name: p.Name}
 	if p.Namespace == "" {
@@ -103,4 +109,28 @@ func (c rulesCut) List(ctx context.Context, list client.ObjectList, opts ...clie
 		}
 	}
 	return nil
+}
+
+// LastGood is what a cluster's Work carries when its manifest cannot be
+// built because an override policy does not apply (bad input): the last
+// manifest and record of applied overrides it carries, so the member keeps
+// its last good version, plus the annotation that says which policy and
+// rule failed and why. Nil when the failure is of another kind or there is
+// no last manifest: then the Work is left as it is, or not written.
+func LastGood(w *workv1alpha1.Work, err error) (*unstructured.Unstructured, map[string]string) {
+	var bad *Error
+	if !errors.As(err, &bad) || w == nil {
+		return nil, nil
+	}
+	manifest := works.FirstManifest(w)
+	if manifest == nil {
+		return nil, nil
+	}
+	annotations := map[string]string{workkeys.OverrideFailedAnnotation: bad.Error()}
+	for _, k := range []string{karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides} {
+		if v, ok := w.Annotations[k]; ok {
+			annotations[k] = v
+		}
+	}
+	return manifest, annotations
 }

@@ -1,4 +1,9 @@
-package binding
+// Package overrides owns applying OverridePolicies and ClusterOverridePolicies
+// to the manifest one cluster gets, with Karmada's own override manager, and
+// saying which policy and rule failed when one cannot be applied. Every
+// controller that builds Works (bindings, namespace sync) and the CLI that
+// renders them apply overrides through it.
+package overrides
 
 import (
 	"fmt"
@@ -13,26 +18,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Override applies, to the manifest one cluster gets, the override policies
+// Func applies, to the manifest one cluster gets, the override policies
 // that select it, and returns the Work annotations that record what it
 // applied (Karmada's policy.karmada.io/applied-cluster-overrides and
 // applied-overrides; none when nothing applied).
-type Override func(m *unstructured.Unstructured, cluster string) (map[string]string, error)
+type Func func(m *unstructured.Unstructured, cluster string) (map[string]string, error)
 
-// NoOverrides applies nothing.
-func NoOverrides(*unstructured.Unstructured, string) (map[string]string, error) { return nil, nil }
+// None applies nothing.
+func None(*unstructured.Unstructured, string) (map[string]string, error) { return nil, nil }
 
-// KarmadaOverrides applies the OverridePolicies and ClusterOverridePolicies
+// Karmada applies the OverridePolicies and ClusterOverridePolicies
 // c reads with Karmada's own override manager (pkg/util/overridemanager), so
 // what matches, the order (ClusterOverridePolicies first, then by implicit
 // priority and name) and every overrider behave exactly as in Karmada.
 //
 // Karmada's manager sends an event on the template per policy, cluster and
 // render, applied or not; the hub sends none (every hub write costs). A
-// policy that cannot be applied is returned as an *OverrideError naming the
+// policy that cannot be applied is returned as an *Error naming the
 // policy and the rule, which the binding reports once per transition
 // (WorksSynced, SyncWorkFailed) and on the cluster's Work.
-func KarmadaOverrides(c client.Client) Override {
+func Karmada(c client.Client) Func {
 	return func(m *unstructured.Unstructured, cluster string) (map[string]string, error) {
 		// Karmada's manager changes m as it goes, also when a policy
 		// fails; the rule that failed is found by replaying from here.
