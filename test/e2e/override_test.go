@@ -201,6 +201,35 @@ spec:
 			`[{"policyName":"everything","overriders":{"labelsOverrider":[{"operator":"add","value":{"zone":"b"}}]}}]`))
 		Expect(memberValues(deploymentRef(other, name), zone)).To(Equal(everywhere("")), "another namespace's template is out of its scope")
 	})
+
+	It("labels a namespace per cluster with a ClusterOverridePolicy, as Karmada's namespace sync does", func() {
+		const ns, policyName = "override-namespace", "override-namespace-env"
+		envLabel := framework.JSONPath("{.metadata.labels.env}")
+		namespaceRef := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		namespace(ns)
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(hubClient.Delete(ctx, &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: policyName}}))).To(Succeed())
+		})
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterOverridePolicy
+metadata: {name: %[2]s}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Namespace, name: %[1]s}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      labelsOverrider: [{operator: add, value: {env: canary}}]
+`, ns, policyName)
+		Eventually(func() map[string]string { return memberValues(namespaceRef, envLabel) }).Should(Equal(
+			map[string]string{"member1": "", "member2": "canary", "member3": ""}))
+		Expect(workAnnotation("member2", "Namespace", "", ns, "policy.karmada.io/applied-cluster-overrides")).To(Equal(
+			`[{"policyName":"override-namespace-env","overriders":{"labelsOverrider":[{"operator":"add","value":{"env":"canary"}}]}}]`))
+
+		By("deleting the policy takes the label away again")
+		Expect(hubClient.Delete(ctx, &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: policyName}})).To(Succeed())
+		Eventually(func() map[string]string { return memberValues(namespaceRef, envLabel) }).Should(Equal(everywhere("")))
+	})
 })
 
 // propagatedConfigMap applies the ConfigMap ns/name with data and a
