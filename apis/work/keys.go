@@ -36,6 +36,13 @@ const (
 	// and what releases it.
 	HoldMessageAnnotation = "work.federator.dev/hold-message"
 
+	// OverrideFailedAnnotation, on a Work, names the override policy and
+	// rule that cannot be applied to its cluster's manifest, and why. The
+	// Work then keeps the last manifest that could be built, so the member
+	// keeps its last good version. Written by the binding controller beside
+	// the hold annotations; absent while every override applies.
+	OverrideFailedAnnotation = "work.federator.dev/override-failed"
+
 	// ChangedAtAnnotation, on a Work, is when the binding controller last
 	// wrote a changed manifest into it (RFC 3339, sub-second): where
 	// federator_dispatch_latency_seconds starts counting.

@@ -47,6 +47,12 @@ const (
 	ReasonAppliedFailed = "AppliedFailed"
 )
 
+// ReasonApplyOverridePolicyFailed is what `federator get rollout` reports
+// for a cluster whose Work carries OverrideFailedAnnotation: Karmada's event
+// reason for an override policy that cannot be applied
+// (events.EventReasonApplyOverridePolicyFailed).
+const ReasonApplyOverridePolicyFailed = "ApplyOverridePolicyFailed"
+
 // Event reasons on Works.
 const (
 	// EventReasonWorkDispatching is sent when a Work's Dispatching condition

@@ -28,9 +28,10 @@ import (
 
 // ownedAnnotations are annotations whose absence from the desired Work means
 // "remove": the hold annotations come and go with the hold, the record of
-// applied overrides with the override policies.
+// applied overrides with the override policies, an override failure with
+// its cause.
 var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation,
-	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides}
+	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation}
 
 // Result says what EnsureWork did.
 type Result string

@@ -11,6 +11,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/overrides"
 )
 
 // Origin identifies the binding and Work a member manifest comes from; it
@@ -36,7 +37,7 @@ type Origin struct {
 // does: in particular the template's generation is not stamped, so resuming
 // a suspended cluster does not rewrite objects whose content did not change.
 func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin,
-	override Override) (*unstructured.Unstructured, map[string]string, error) {
+	override overrides.Func) (*unstructured.Unstructured, map[string]string, error) {
 	m := template.DeepCopy()
 	uid := string(template.GetUID())
 	if reviseReplicas {

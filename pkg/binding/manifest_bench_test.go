@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/federator-dev/federator/internal/fixture"
+	"github.com/federator-dev/federator/internal/overrides"
 )
 
 // benchContainerCounts are the template sizes: a single-container service
@@ -52,11 +53,11 @@ func BenchmarkManifest(b *testing.B) {
 		b.Run(fmt.Sprintf("containers=%d", containers), func(b *testing.B) {
 			template := deployment(b, containers)
 			target := workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}
-			if _, _, err := Manifest(template, target, true, benchOrigin, NoOverrides); err != nil {
+			if _, _, err := Manifest(template, target, true, benchOrigin, overrides.None); err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				_, _, _ = Manifest(template, target, true, benchOrigin, NoOverrides)
+				_, _, _ = Manifest(template, target, true, benchOrigin, overrides.None)
 			}
 			b.ReportMetric(jsonSize(b, template), "template-bytes")
 		})
@@ -71,7 +72,7 @@ func BenchmarkManifest(b *testing.B) {
 func BenchmarkWorkUpToDate(b *testing.B) {
 	for _, containers := range benchContainerCounts {
 		b.Run(fmt.Sprintf("containers=%d", containers), func(b *testing.B) {
-			manifest, _, err := Manifest(deployment(b, containers), workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, benchOrigin, NoOverrides)
+			manifest, _, err := Manifest(deployment(b, containers), workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, benchOrigin, overrides.None)
 			if err != nil {
 				b.Fatal(err)
 			}

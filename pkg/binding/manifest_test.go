@@ -7,6 +7,8 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/federator-dev/federator/internal/overrides"
 )
 
 const deploymentYAML = `
@@ -99,7 +101,7 @@ func TestManifest(t *testing.T) {
 				}
 			}
 			before := tmpl.DeepCopy()
-			m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o, NoOverrides)
+			m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o, overrides.None)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +158,7 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 	a["suspended.propagation.federator.dev/member3"] = "canary"
 	a["team.example.com/owner"] = "checkout"
 	tmpl.SetAnnotations(a)
-	m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"}, NoOverrides)
+	m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"}, overrides.None)
 	if err != nil {
 		t.Fatal(err)
 	}

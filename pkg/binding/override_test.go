@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	karmadautil "github.com/karmada-io/karmada/pkg/util"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/overrides"
 )
 
 // What a Work carries once override policies apply, through Karmada's own
@@ -60,7 +63,6 @@ func TestManifestWithOverrides(t *testing.T) {
 		wantReplicas                       int64
 		// the applied-cluster-overrides and applied-overrides annotations
 		wantCOP, wantOP string
-		wantErr         string
 	}{
 		{name: "no policy: the template as it is, nothing recorded", cluster: "member1",
 			wantImage: "nginx:1.25", wantReplicas: 2, wantConflict: "abort"},
@@ -95,10 +97,6 @@ func TestManifestWithOverrides(t *testing.T) {
 				{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{workv1alpha2.ResourceConflictResolutionAnnotation: "overwrite"}}}}))},
 			wantImage: "nginx:1.25", wantReplicas: 2, wantConflict: "overwrite",
 			wantOP: `[{"policyName":"take-over","overriders":{"annotationsOverrider":[{"operator":"add","value":{"work.karmada.io/conflict-resolution":"overwrite"}}]}}]`},
-		{name: "a patch of a missing path fails and names the policy and cluster", cluster: "member1",
-			policies: []client.Object{op("broken", deploymentSelector, rule(nil, policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{
-				{Path: "/spec/nothing/here", Operator: policyv1alpha1.OverriderOpRemove}}}))},
-			wantErr: "Apply override policy(shop/broken) for cluster(member1) failed."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := append([]client.Object{
@@ -107,13 +105,7 @@ func TestManifestWithOverrides(t *testing.T) {
 			}, tc.policies...)
 			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(objs...).Build()
 			m, applied, err := Manifest(overriddenTemplate(t), workv1alpha2.TargetCluster{Name: tc.cluster, Replicas: 2}, true,
-				Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, KarmadaOverrides(c))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
+				Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, overrides.Karmada(c))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,6 +128,100 @@ func TestManifestWithOverrides(t *testing.T) {
 			}
 			if m.GetLabels()["karmada.io/managed"] != "true" || m.GetResourceVersion() != "" || m.Object["status"] != nil {
 				t.Errorf("the overridden manifest lost the hub's labels or kept hub-only fields: %v", m.Object["metadata"])
+			}
+		})
+	}
+}
+
+// Bad input: an override that cannot be applied fails the cluster's
+// manifest with an *overrides.Error naming the policy and the rule (its
+// place in spec.overrideRules, whichever clusters the rules before it
+// target) and Karmada's reason. An image overrider without a predicate on a
+// kind without containers is no failure: Karmada applies nothing, so a
+// policy selecting everything keeps working on ConfigMaps and Services.
+func TestOverrideBadInput(t *testing.T) {
+	const configMapYAML = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web, namespace: shop}
+data:
+  app-json: 'log: level'
+  app-yaml: 'log: [unclosed'
+`
+	raw := func(s string) apiextensionsv1.JSON { return apiextensionsv1.JSON{Raw: []byte(s)} }
+	rules := func(r ...policyv1alpha1.RuleWithCluster) policyv1alpha1.OverrideSpec {
+		return policyv1alpha1.OverrideSpec{OverrideRules: r}
+	}
+	op := func(name string, spec policyv1alpha1.OverrideSpec) client.Object {
+		return &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Spec: spec}
+	}
+	labels := policyv1alpha1.Overriders{LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{
+		{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": "web"}}}}
+	removeMissing := policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{
+		{Path: "/spec/nothing/here", Operator: policyv1alpha1.OverriderOpRemove}}}
+	onMember2 := &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}
+	fields := func(f policyv1alpha1.FieldOverrider) policyv1alpha1.Overriders {
+		return policyv1alpha1.Overriders{FieldOverrider: []policyv1alpha1.FieldOverrider{f}}
+	}
+	tag := func(predicate *policyv1alpha1.ImagePredicate) policyv1alpha1.Overriders {
+		return policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{
+			{Predicate: predicate, Component: policyv1alpha1.Tag, Operator: policyv1alpha1.OverriderOpReplace, Value: "canary"}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		template string
+		policy   client.Object
+		// wantErr is the start of the error, then what Karmada says
+		wantErr, wantWhy string
+	}{
+		{name: "a JSON patch to a missing path, in the third rule (the first is for another cluster)", template: deploymentYAML,
+			policy: op("broken", rules(policyv1alpha1.RuleWithCluster{TargetCluster: onMember2, Overriders: removeMissing},
+				policyv1alpha1.RuleWithCluster{Overriders: labels}, policyv1alpha1.RuleWithCluster{Overriders: removeMissing})),
+			wantErr: "OverridePolicy shop/broken spec.overrideRules[2] cannot be applied: ", wantWhy: "/spec/nothing/here"},
+		{name: "an image overrider whose predicate path a ConfigMap does not have", template: configMapYAML,
+			policy:  op("canary", rules(policyv1alpha1.RuleWithCluster{Overriders: tag(&policyv1alpha1.ImagePredicate{Path: "/spec/template/spec/containers/0/image"})})),
+			wantErr: "OverridePolicy shop/canary spec.overrideRules[0] cannot be applied: ", wantWhy: "failed to obtain imageValue with predicate path(/spec/template/spec/containers/0/image)"},
+		{name: "an image overrider without a predicate on a ConfigMap applies nothing, as in Karmada", template: configMapYAML,
+			policy: op("canary", rules(policyv1alpha1.RuleWithCluster{Overriders: tag(nil)}))},
+		{name: "a fieldOverrider's JSON patch on a field that is not JSON", template: configMapYAML,
+			policy: op("debug", rules(policyv1alpha1.RuleWithCluster{Overriders: fields(policyv1alpha1.FieldOverrider{FieldPath: "/data/app-json",
+				JSON: []policyv1alpha1.JSONPatchOperation{{SubPath: "/log/level", Operator: policyv1alpha1.OverriderOpReplace, Value: raw(`"debug"`)}}})})),
+			wantErr: "OverridePolicy shop/debug spec.overrideRules[0] cannot be applied: ", wantWhy: "invalid state detected"},
+		{name: "a fieldOverrider's YAML patch on a field that is not YAML", template: configMapYAML,
+			policy: op("debug", rules(policyv1alpha1.RuleWithCluster{Overriders: fields(policyv1alpha1.FieldOverrider{FieldPath: "/data/app-yaml",
+				YAML: []policyv1alpha1.YAMLPatchOperation{{SubPath: "/log/level", Operator: policyv1alpha1.OverriderOpReplace, Value: raw(`"debug"`)}}})})),
+			wantErr: "OverridePolicy shop/debug spec.overrideRules[0] cannot be applied: ", wantWhy: "yaml: line 1: did not find expected"},
+		{name: "a fieldOverrider on a field that is not there, in a ClusterOverridePolicy", template: configMapYAML,
+			policy: &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: "platform"},
+				Spec: rules(policyv1alpha1.RuleWithCluster{Overriders: fields(policyv1alpha1.FieldOverrider{FieldPath: "/data/missing",
+					JSON: []policyv1alpha1.JSONPatchOperation{{SubPath: "/a", Operator: policyv1alpha1.OverriderOpRemove}}})})},
+			wantErr: "ClusterOverridePolicy platform spec.overrideRules[0] cannot be applied: ", wantWhy: "missing"},
+		{name: "a policy in the deprecated form without rules is named by spec.overriders", template: deploymentYAML,
+			policy:  op("old", policyv1alpha1.OverrideSpec{Overriders: removeMissing}),
+			wantErr: "OverridePolicy shop/old spec.overriders cannot be applied: ", wantWhy: "/spec/nothing/here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
+				&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}, tc.policy).Build()
+			tpl := decode(t, tc.template)
+			tpl.SetOwnerReferences(nil)
+			m, _, err := Manifest(tpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
+				Origin{WorkNamespace: "karmada-es-member1", WorkName: "web"}, overrides.Karmada(c))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := m.Object["data"], tpl.Object["data"]; !equality.Semantic.DeepEqual(got, want) {
+					t.Errorf("data = %v, want it unchanged", got)
+				}
+				return
+			}
+			var bad *overrides.Error
+			if !errors.As(err, &bad) {
+				t.Fatalf("err = %v (%T), want an *overrides.Error", err, err)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, tc.wantErr) || !strings.Contains(msg, tc.wantWhy) {
+				t.Errorf("err = %q, want it to start %q and say %q", msg, tc.wantErr, tc.wantWhy)
 			}
 		})
 	}

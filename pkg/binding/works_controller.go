@@ -33,6 +33,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
@@ -54,8 +55,8 @@ type Reconciler struct {
 	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
 	MaxDeletionDelay time.Duration
 	// Override applies override policies to each cluster's manifest;
-	// KarmadaOverrides(Client) when nil.
-	Override Override
+	// overrides.Karmada(Client) when nil.
+	Override overrides.Func
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -406,7 +407,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	if err != nil {
 		return res, err
 	}
+	last := map[string]*workv1alpha1.Work{}
 	for i := range existing {
+		last[existing[i].Namespace] = &existing[i]
 		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
 			res.heldBefore[cluster] = ptr.Deref(existing[i].Spec.SuspendDispatching, false)
 		}
@@ -414,7 +417,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 
 	override := r.Override
 	if override == nil {
-		override = KarmadaOverrides(r.Client)
+		override = overrides.Karmada(r.Client)
 	}
 	var errs []error
 	wanted := map[string]bool{}
@@ -425,15 +428,17 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
 			ConflictResolution: b.spec.ConflictResolution}
-		// A manifest that cannot be built (an override that does not
-		// apply) leaves the cluster's Work as it is: the member keeps its
-		// last good version and the binding says why.
 		manifest, applied, err := Manifest(tpl, target, b.spec.Replicas > 0, o, override)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
-			continue
+			manifest, applied = overrides.LastGood(last[ns], err)
+			if manifest == nil {
+				errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
+				continue
+			}
+			errs = append(errs, fmt.Errorf("cluster %s: %w (its Work keeps the last manifest that could be built)", target.Name, err))
+		} else {
+			withDeletionDelay(manifest, delay)
 		}
-		withDeletionDelay(manifest, delay)
 		work, err := r.work(b, manifest, applied, o, decisions[target.Name])
 		if err != nil {
 			errs = append(errs, err)

@@ -343,3 +343,73 @@ func clusterNames(targets []workv1alpha2.TargetCluster) []string {
 	}
 	return names
 }
+
+// Bad input: an override policy that cannot be applied to member1 leaves
+// member1's Work with its last manifest and says, on the Work and on the
+// binding, which policy and rule and why; member2's Work follows the
+// template as usual, nothing is deleted, and fixing the policy clears both.
+func TestBindingReconcilerKeepsTheLastGoodManifestOfABrokenOverride(t *testing.T) {
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	ctx := context.Background()
+	b.reconcile(t)
+	good := string(b.work(t, "member1").Spec.Workload.Manifests[0].Raw)
+
+	broken := &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "broken"},
+		Spec: policyv1alpha1.OverrideSpec{OverrideRules: []policyv1alpha1.RuleWithCluster{{
+			TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+			Overriders: policyv1alpha1.Overriders{
+				LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"tier": "canary"}}},
+				Plaintext:       []policyv1alpha1.PlaintextOverrider{{Path: "/spec/nothing", Operator: policyv1alpha1.OverriderOpRemove}},
+			}}}}}
+	if err := b.hub.Create(ctx, broken); err != nil {
+		t.Fatal(err)
+	}
+	dep := &appsv1.Deployment{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Replicas = ptr.To[int32](3)
+	if err := b.hub.Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.works.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err == nil {
+		t.Fatal("reconcile succeeded with a broken override")
+	}
+
+	const why = "OverridePolicy shop/broken spec.overrideRules[0] cannot be applied: error in remove for path: '/spec/nothing'"
+	w1 := b.work(t, "member1")
+	if got := string(w1.Spec.Workload.Manifests[0].Raw); got != good {
+		t.Errorf("member1's Work changed to\n %s\nwant its last good manifest\n %s", got, good)
+	}
+	if got := w1.Annotations["work.federator.dev/override-failed"]; !strings.HasPrefix(got, why) {
+		t.Errorf("member1's Work override-failed = %q, want it to start %q", got, why)
+	}
+	if w2 := b.work(t, "member2"); !strings.Contains(string(w2.Spec.Workload.Manifests[0].Raw), `"replicas":3`) ||
+		w2.Annotations["work.federator.dev/override-failed"] != "" {
+		t.Errorf("member2's Work does not follow the template: %s %v", w2.Spec.Workload.Manifests[0].Raw, w2.Annotations)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced")
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "SyncWorkFailed" ||
+		!strings.HasPrefix(c.Message, "cluster member1: "+why) || !strings.HasSuffix(c.Message, "(its Work keeps the last manifest that could be built)") {
+		t.Errorf("WorksSynced = %+v, want False naming member1, the policy and the rule", c)
+	}
+
+	if err := b.hub.Delete(ctx, broken); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(t)
+	w1 = b.work(t, "member1")
+	if _, ok := w1.Annotations["work.federator.dev/override-failed"]; ok || !strings.Contains(string(w1.Spec.Workload.Manifests[0].Raw), `"replicas":3`) {
+		t.Errorf("member1's Work once the policy is gone: %s %v", w1.Spec.Workload.Manifests[0].Raw, w1.Annotations)
+	}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("WorksSynced = %+v once the policy is gone, want True", c)
+	}
+}

@@ -40,24 +40,8 @@ var _ = Describe("override policies", func() {
 	It("gives the canary cluster another image tag, labels, replicas and config fields per cluster, and follows the policy's changes", func() {
 		const ns, name = "override-canary", "web"
 		propagatedEverywhere(ns, name)
-		config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}
-		mustApply(`
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: web-config, namespace: %[1]s}
-data:
-  app-json: '{"log":{"level":"info"},"workers":4}'
-  app-yaml: |
-    log:
-      level: info
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web-config, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: web-config}]
-  placement: {clusterAffinity: {clusterNames: [member1, member2, member3]}}
-`, ns)
+		config := propagatedConfigMap(ns, "web-config", map[string]string{
+			"app-json": `{"log":{"level":"info"},"workers":4}`, "app-yaml": "log:\n  level: info\n"})
 		Eventually(func() map[string]string { return memberValues(config, appJSON) }).Should(Equal(everywhere(`{"log":{"level":"info"},"workers":4}`)))
 
 		By("an OverridePolicy with a rule per cluster, as a Karmada user writes it")
@@ -138,8 +122,7 @@ spec:
 			`[{"policyName":"override-canary-tier","overriders":{"labelsOverrider":[{"operator":"add","value":{"region":"global","tier":"platform"}}]}}]`))
 
 		By("changing the canary's tag reaches member1 at once")
-		Expect(hubClient.Patch(ctx, &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "canary"}},
-			client.RawPatch("application/json-patch+json", []byte(`[{"op":"replace","path":"/spec/overrideRules/0/overriders/imageOverrider/0/value","value":"1.28-canary"}]`)))).To(Succeed())
+		patchOverridePolicy(ns, "canary", `[{"op":"replace","path":"/spec/overrideRules/0/overriders/imageOverrider/0/value","value":"1.28-canary"}]`)
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(
 			map[string]string{"member1": "nginx:1.28-canary", "member2": "nginx:1.25", "member3": "nginx:1.25"}))
 
@@ -194,4 +177,75 @@ spec:
 		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
 		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.27-hotfix"))
 	})
+
+	It("applies an OverridePolicy without resourceSelectors to every template of its namespace, and to none elsewhere", func() {
+		const ns, other, name = "override-everything", "override-everything-other", "web"
+		zone := framework.JSONPath("{.metadata.labels.zone}")
+		propagatedEverywhere(ns, name)
+		propagatedEverywhere(other, name)
+		config := propagatedConfigMap(ns, "web-config", map[string]string{"log": "info"})
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: everything, namespace: %[1]s}
+spec:
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      labelsOverrider: [{operator: add, value: {zone: b}}]
+`, ns)
+		inMember2Only := map[string]string{"member1": "", "member2": "b", "member3": ""}
+		Eventually(func() map[string]string { return memberValues(deploymentRef(ns, name), zone) }).Should(Equal(inMember2Only))
+		Eventually(func() map[string]string { return memberValues(config, zone) }).Should(Equal(inMember2Only))
+		Expect(workAnnotation("member2", "ConfigMap", ns, "web-config", "policy.karmada.io/applied-overrides")).To(Equal(
+			`[{"policyName":"everything","overriders":{"labelsOverrider":[{"operator":"add","value":{"zone":"b"}}]}}]`))
+		Expect(memberValues(deploymentRef(other, name), zone)).To(Equal(everywhere("")), "another namespace's template is out of its scope")
+	})
+
+	It("labels a namespace per cluster with a ClusterOverridePolicy, as Karmada's namespace sync does", func() {
+		const ns, policyName = "override-namespace", "override-namespace-env"
+		envLabel := framework.JSONPath("{.metadata.labels.env}")
+		namespaceRef := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		namespace(ns)
+		DeferCleanup(func() {
+			Expect(client.IgnoreNotFound(hubClient.Delete(ctx, &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: policyName}}))).To(Succeed())
+		})
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterOverridePolicy
+metadata: {name: %[2]s}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Namespace, name: %[1]s}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      labelsOverrider: [{operator: add, value: {env: canary}}]
+`, ns, policyName)
+		Eventually(func() map[string]string { return memberValues(namespaceRef, envLabel) }).Should(Equal(
+			map[string]string{"member1": "", "member2": "canary", "member3": ""}))
+		Expect(workAnnotation("member2", "Namespace", "", ns, "policy.karmada.io/applied-cluster-overrides")).To(Equal(
+			`[{"policyName":"override-namespace-env","overriders":{"labelsOverrider":[{"operator":"add","value":{"env":"canary"}}]}}]`))
+
+		By("deleting the policy takes the label away again")
+		Expect(hubClient.Delete(ctx, &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: policyName}})).To(Succeed())
+		Eventually(func() map[string]string { return memberValues(namespaceRef, envLabel) }).Should(Equal(everywhere("")))
+	})
 })
+
+// propagatedConfigMap applies the ConfigMap ns/name with data and a
+// PropagationPolicy placing it on every member, and returns a reference to
+// read it in members.
+func propagatedConfigMap(ns, name string, data map[string]string) *corev1.ConfigMap {
+	GinkgoHelper()
+	config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	Expect(framework.Apply(ctx, hubClient, config, fieldOwner)).To(Succeed())
+	mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: %[2]s}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2, member3]}}
+`, ns, name)
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -23,6 +24,13 @@ var _ = Describe("policy preemption and schedule priority", func() {
 			return err.Error()
 		}
 		return d.Annotations["propagationpolicy.karmada.io/name"]
+	}
+	clusterClaimedBy := func(ns, name string) string {
+		d := deploymentRef(ns, name)
+		if err := hubClient.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
+			return err.Error()
+		}
+		return d.Annotations["clusterpropagationpolicy.karmada.io/name"]
 	}
 
 	It("lets a higher-priority policy with preemption Always take a claimed template, and the lower one lets go", func() {
@@ -71,6 +79,44 @@ spec:
 		// never has the highest priority but does not preempt: high keeps it.
 		Expect(claimedBy(ns, name)).To(Equal("high"))
 		Expect(memberImage("member3", ns, name)).To(BeEmpty())
+	})
+
+	It("lets a PropagationPolicy with preemption Always take a ClusterPropagationPolicy's claim, whatever the priorities", func() {
+		const ns, name, cpp = "preemption-cluster", "web", "preemption-cluster-everything"
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		DeferCleanup(func() {
+			err := hubClient.Delete(ctx, &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: cpp}})
+			Expect(client.IgnoreNotFound(err)).To(Succeed())
+		})
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: %[2]s}
+spec:
+  priority: 100
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, namespace: %[1]s, name: web}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`, ns, cpp)
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.25"))
+		Expect(clusterClaimedBy(ns, name)).To(Equal(cpp))
+
+		By("a PropagationPolicy of lower priority with preemption Always")
+		mustApply(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: takeover, namespace: %[1]s}
+spec:
+  preemption: Always
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+`, ns)
+		Eventually(func() string { return claimedBy(ns, name) }).Should(Equal("takeover"))
+		Eventually(func() string { return memberImage("member2", ns, name) }).Should(Equal("nginx:1.25"))
+		Eventually(func() string { return memberImage("member1", ns, name) }).Should(BeEmpty(), "the ClusterPropagationPolicy's cluster lets go")
+		Expect(clusterClaimedBy(ns, name)).To(BeEmpty(), "the ClusterPropagationPolicy's claim is released")
+		Expect(eventCount(ns, "Deployment", name, "PreemptPolicySucceed",
+			"Propagation policy(preemption-cluster/takeover) preempted cluster propagation policy(preemption-cluster-everything) successfully")).To(BeNumerically(">=", 1))
 	})
 
 	It("copies the PriorityClass's value into the binding, and writes no binding while it is missing", func() {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	"github.com/federator-dev/federator/internal/overrides"
 	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
@@ -183,7 +184,7 @@ func workFor(t *testing.T, rb *workv1alpha2.ResourceBinding, tpl *unstructured.U
 	key := b.workKey(cluster)
 	m, _, err := bindingctl.Manifest(tpl, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, false, bindingctl.Origin{
 		BindingNamespace: rb.Namespace, BindingName: rb.Name, BindingID: rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel],
-		WorkNamespace: key.Namespace, WorkName: key.Name}, bindingctl.NoOverrides)
+		WorkNamespace: key.Namespace, WorkName: key.Name}, overrides.None)
 	if err != nil {
 		t.Fatal(err)
 	}

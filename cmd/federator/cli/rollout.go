@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/works"
 	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
@@ -133,6 +134,11 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 		if r.Message == "" {
 			r.Message = workkeys.MessageSuspendDispatching
 		}
+	case work.Annotations[workkeys.OverrideFailedAnnotation] != "":
+		// The member keeps the Work's last good manifest; what the
+		// template now asks for cannot reach it until the policy is fixed.
+		r.State, r.Reason = StateFailed, workkeys.ReasonApplyOverridePolicyFailed
+		r.Message = work.Annotations[workkeys.OverrideFailedAnnotation]
 	case applied != nil && applied.Status == metav1.ConditionFalse:
 		r.State, r.Reason, r.Message = StateFailed, applied.Reason, applied.Message
 	case !current:
@@ -225,7 +231,7 @@ func images(manifest *unstructured.Unstructured) []string {
 // controller would write it now (pkg/binding's Manifest), i.e. whether the
 // Work is at the template's latest generation.
 func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work,
-	override bindingctl.Override) bool {
+	override overrides.Func) bool {
 	have := works.FirstManifest(work)
 	if have == nil || tpl == nil {
 		return false
@@ -295,7 +301,7 @@ func gatherRollouts(ctx context.Context, h *hub, name string) ([]templateRollout
 	}
 	selected := rolloutFilter(name)
 	tpls := &templates{h: h, byKind: map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured{},
-		override: bindingctl.KarmadaOverrides(newListedOnce(h.client))}
+		override: overrides.Karmada(newListedOnce(h.client))}
 	var out []templateRollout
 	for _, b := range bindings {
 		if !selected(b.template()) {
@@ -322,7 +328,7 @@ type templates struct {
 	byKind map[schema.GroupVersionKind]map[client.ObjectKey]*unstructured.Unstructured
 	// override renders a template as the binding controller does, with
 	// the override policies read once per command.
-	override bindingctl.Override
+	override overrides.Func
 }
 
 // get returns the template, nil when there is none.

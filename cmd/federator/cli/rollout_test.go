@@ -210,6 +210,9 @@ func TestClusterState(t *testing.T) {
 			StatePending, "", "waiting for member1 to apply the Work"},
 		{"no Applied condition yet is Pending", work(func(w *workv1alpha1.Work) { w.Status.Conditions = nil }), true, false,
 			StatePending, "", "waiting for member1 to apply the Work"},
+		{"a Work whose override cannot be applied is Failed, and says which policy and rule", work(func(w *workv1alpha1.Work) {
+			w.Annotations[workkeys.OverrideFailedAnnotation] = "OverridePolicy shop/canary spec.overrideRules[1] cannot be applied: x"
+		}), false, false, StateFailed, "ApplyOverridePolicyFailed", "OverridePolicy shop/canary spec.overrideRules[1] cannot be applied: x"},
 		{"a held Work is Held with the hold annotations", work(func(w *workv1alpha1.Work) {
 			w.Spec.SuspendDispatching = ptr.To(true)
 			w.Annotations[workkeys.HoldReasonAnnotation] = "GateClosed"

@@ -1,0 +1,123 @@
+package namespacesync
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/works"
+)
+
+func clusterOverridePolicy(name string, selectors []policyv1alpha1.ResourceSelector, o policyv1alpha1.Overriders) *policyv1alpha1.ClusterOverridePolicy {
+	return &policyv1alpha1.ClusterOverridePolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: policyv1alpha1.OverrideSpec{ResourceSelectors: selectors, OverrideRules: []policyv1alpha1.RuleWithCluster{{
+			TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, Overriders: o}}}}
+}
+
+var opsSelector = []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace", Name: "ops"}}
+
+// As Karmada's namespace sync controller: the ClusterOverridePolicies that
+// select a namespace apply to it per cluster and are recorded on the Work;
+// one that cannot be applied leaves that cluster's Work at its last
+// manifest and names the policy and rule on it.
+func TestClusterOverridePoliciesApplyToNamespaces(t *testing.T) {
+	ctx := context.Background()
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops", Labels: map[string]string{"team": "ops"}}},
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}},
+		clusterOverridePolicy("canary-namespaces", opsSelector, policyv1alpha1.Overriders{
+			LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{"env": "canary"}}}}),
+	).Build()
+	r := &Reconciler{Client: hub}
+	work := func(cluster string) *workv1alpha1.Work {
+		t.Helper()
+		w := &workv1alpha1.Work{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: "karmada-es-" + cluster, Name: "ops-namespace"}, w); err != nil {
+			list := &workv1alpha1.WorkList{}
+			_ = hub.List(ctx, list, client.InNamespace("karmada-es-"+cluster))
+			if len(list.Items) != 1 {
+				t.Fatalf("Works in karmada-es-%s: %d", cluster, len(list.Items))
+			}
+			return &list.Items[0]
+		}
+		return w
+	}
+	labels := func(w *workv1alpha1.Work) map[string]string { return works.FirstManifest(w).GetLabels() }
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "ops"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := labels(work("member2")); got["env"] != "canary" || got["team"] != "ops" || got["karmada.io/managed"] != "true" {
+		t.Errorf("member2's namespace labels = %v, want env=canary beside its own and the managed label", got)
+	}
+	if got := work("member2").Annotations["policy.karmada.io/applied-cluster-overrides"]; got !=
+		`[{"policyName":"canary-namespaces","overriders":{"labelsOverrider":[{"operator":"add","value":{"env":"canary"}}]}}]` {
+		t.Errorf("member2's applied-cluster-overrides = %s", got)
+	}
+	if w := work("member1"); labels(w)["env"] != "" || w.Annotations["policy.karmada.io/applied-cluster-overrides"] != "" {
+		t.Errorf("member1's namespace got the override: %v %v", labels(w), w.Annotations)
+	}
+
+	good := string(work("member2").Spec.Workload.Manifests[0].Raw)
+	if err := hub.Create(ctx, clusterOverridePolicy("broken", opsSelector, policyv1alpha1.Overriders{
+		Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/spec/nothing/here", Operator: policyv1alpha1.OverriderOpRemove}}})); err != nil {
+		t.Fatal(err)
+	}
+	const why = "ClusterOverridePolicy broken spec.overrideRules[0] cannot be applied: "
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "ops"}}); err == nil ||
+		!strings.HasPrefix(err.Error(), "namespace ops, cluster member2: "+why) {
+		t.Fatalf("reconcile with a broken override: %v, want it to name the namespace, cluster, policy and rule", err)
+	}
+	w := work("member2")
+	if got := string(w.Spec.Workload.Manifests[0].Raw); got != good {
+		t.Errorf("member2's Work changed to %s, want its last good manifest %s", got, good)
+	}
+	if got := w.Annotations["work.federator.dev/override-failed"]; !strings.HasPrefix(got, why) {
+		t.Errorf("member2's override-failed = %q, want it to start %q", got, why)
+	}
+	if w.Annotations["policy.karmada.io/applied-cluster-overrides"] == "" {
+		t.Errorf("member2's record of applied overrides went with the failure: %v", w.Annotations)
+	}
+}
+
+// A ClusterOverridePolicy's change renders again the namespaces it may
+// select: those named, all when a Namespace selector names none (as
+// Karmada's namespace sync watch) or when it has no selectors (which
+// Karmada's override manager applies to namespaces too).
+func TestOverriddenNamespaces(t *testing.T) {
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}).Build()
+	for _, tc := range []struct {
+		name      string
+		selectors []policyv1alpha1.ResourceSelector
+		want      []string
+	}{
+		{"a Namespace by name", opsSelector, []string{"ops"}},
+		{"Namespaces by label: every namespace", []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Namespace",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}}, []string{"ops", "shop"}},
+		{"no selectors: every namespace", nil, []string{"ops", "shop"}},
+		{"only Deployments: no namespace", []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range overriddenNamespaces(context.Background(), hub, clusterOverridePolicy("p", tc.selectors, policyv1alpha1.Overriders{})) {
+				got = append(got, r.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
