@@ -56,7 +56,7 @@ DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
 	f.StringVar(&dir, "dir", ".fleet", "directory for hub.kubeconfig, member1.kubeconfig, ... and federator.log")
 	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager (default $KUBEBUILDER_ASSETS, else ./bin; 'make binaries' builds them)")
 	f.BoolVar(&sample, "sample", false, "apply a sample staged rollout (namespace demo, Deployment web) once ready")
-	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager (namespace and garbage-collector controllers) in every cluster")
+	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager in every cluster: on the hub the namespace, garbage-collector and serviceaccount-token controllers only; in members also the service-account and workload controllers")
 	addHubFlags(f, &o)
 	return cmd
 }

@@ -29,6 +29,12 @@ const (
 	processStopTimeout  = 30 * time.Second
 	crdServedTimeout    = time.Minute
 
+	// envtestSAKeyFile is the service-account signing key envtest writes
+	// into the API server's CertDir (controller-runtime's
+	// pkg/internal/testing/controlplane); its API server verifies tokens
+	// with the matching sa-signer.crt.
+	envtestSAKeyFile = "sa-signer.key"
+
 	// Clients of a local fleet should never be held back by client-side rate
 	// limits; the API server is the resource being measured.
 	adminQPS   = 1000
@@ -150,11 +156,30 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 	}
 
 	if spec.controllerManager {
-		kubeconfig := filepath.Join(workDir, "controller-manager.kubeconfig")
-		if err := writeKubeconfig(kubeconfig, c.Name, c.Config); err != nil {
+		cm := controllerManagerSpec{
+			cluster:     c.Name,
+			binary:      spec.bins.controllerManager,
+			kubeconfig:  filepath.Join(workDir, "controller-manager.kubeconfig"),
+			workDir:     workDir,
+			controllers: memberControllers,
+			// envtest generates the pair in the directory we gave it and
+			// passes the public half as --service-account-key-file.
+			saKeyFile:  filepath.Join(certDir, envtestSAKeyFile),
+			rootCAFile: filepath.Join(workDir, "ca.crt"),
+		}
+		if spec.name == HubName {
+			cm.controllers = hubControllers
+		}
+		if err := writeKubeconfig(cm.kubeconfig, c.Name, c.Config); err != nil {
 			return c, fmt.Errorf("fleet: %s: writing kube-controller-manager kubeconfig: %w", spec.name, err)
 		}
-		c.controllerManager, err = startControllerManager(ctx, c.Name, spec.bins.controllerManager, kubeconfig, workDir)
+		if err := os.WriteFile(cm.rootCAFile, c.Config.CAData, 0o600); err != nil {
+			return c, fmt.Errorf("fleet: %s: %w", spec.name, err)
+		}
+		if _, err := os.Stat(cm.saKeyFile); err != nil {
+			return c, fmt.Errorf("fleet: %s: the API server's service-account signing key: %w", spec.name, err)
+		}
+		c.controllerManager, err = startControllerManager(ctx, cm)
 		if err != nil {
 			return c, err
 		}

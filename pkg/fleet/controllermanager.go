@@ -11,13 +11,66 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
-// controllerManager is a kube-controller-manager limited to the controllers
-// a bare API server lacks for deletion to work: namespace (so namespaces can
-// be deleted) and garbagecollector (so owner references cascade).
+// hubControllers are what the hub runs: like Karmada's control plane, no
+// workload controllers, so a Deployment there stays a template. namespace
+// lets namespaces be deleted, garbage-collector cascades owner references,
+// and serviceaccount-token fills ServiceAccount token Secrets, which tools
+// that impersonate through a hub ServiceAccount wait for.
+var hubControllers = []string{
+	"namespace-controller",
+	"garbage-collector-controller",
+	"serviceaccount-token-controller",
+}
+
+// memberControllers are what a real cluster runs for its workloads and
+// service accounts, minus what needs nodes' kubelets, clouds or volumes:
+// `karmadactl join` waits for a token Secret (serviceaccount-token), pods
+// mount kube-root-ca.crt (root-ca-certificate-publisher), a Deployment needs
+// the ReplicaSet controller to get pods, a Job's finished pods are cleaned
+// by ttl-after-finished and pod-garbage-collector, and Services get
+// endpoints.
+var memberControllers = []string{
+	"namespace-controller",
+	"garbage-collector-controller",
+	"serviceaccount-controller",
+	"serviceaccount-token-controller",
+	"root-ca-certificate-publisher-controller",
+	"deployment-controller",
+	"replicaset-controller",
+	"replicationcontroller-controller",
+	"statefulset-controller",
+	"daemonset-controller",
+	"job-controller",
+	"cronjob-controller",
+	"ttl-after-finished-controller",
+	"pod-garbage-collector-controller",
+	"disruption-controller",
+	"endpoints-controller",
+	"endpointslice-controller",
+}
+
+// controllerManagerSpec says what one kube-controller-manager runs and with
+// which service-account signing key.
+type controllerManagerSpec struct {
+	cluster     string
+	binary      string
+	kubeconfig  string
+	workDir     string
+	controllers []string
+	// saKeyFile is the private key the cluster's API server verifies
+	// ServiceAccount tokens with (the pair of its --service-account-key-file).
+	saKeyFile string
+	// rootCAFile is the CA of the API server's serving certificate; it goes
+	// into token Secrets and kube-root-ca.crt ConfigMaps as ca.crt.
+	rootCAFile string
+}
+
+// controllerManager is a running kube-controller-manager.
 type controllerManager struct {
 	cluster string
 	cmd     *exec.Cmd
@@ -27,7 +80,8 @@ type controllerManager struct {
 	waitErr error         // valid once exited is closed
 }
 
-func startControllerManager(ctx context.Context, cluster, binary, kubeconfig, workDir string) (*controllerManager, error) {
+func startControllerManager(ctx context.Context, spec controllerManagerSpec) (*controllerManager, error) {
+	cluster := spec.cluster
 	// A secure port (rather than --secure-port=0) gives a /healthz to wait on,
 	// so a controller manager that cannot start fails Start instead of
 	// leaving namespaces that never finish deleting.
@@ -35,19 +89,21 @@ func startControllerManager(ctx context.Context, cluster, binary, kubeconfig, wo
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %s: choosing a port for kube-controller-manager: %w", cluster, err)
 	}
-	logPath := filepath.Join(workDir, "kube-controller-manager.log")
+	logPath := filepath.Join(spec.workDir, "kube-controller-manager.log")
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %s: %w", cluster, err)
 	}
-	cmd := exec.Command(binary,
-		"--kubeconfig="+kubeconfig,
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
+	cmd := exec.Command(spec.binary,
+		"--kubeconfig="+spec.kubeconfig,
+		"--authentication-kubeconfig="+spec.kubeconfig,
+		"--authorization-kubeconfig="+spec.kubeconfig,
 		// envtest's API server has no request-header CA, which the lookup
 		// would complain about forever; /healthz needs no client CA.
 		"--authentication-skip-lookup=true",
-		"--controllers=namespace,garbagecollector",
+		"--controllers="+strings.Join(spec.controllers, ","),
+		"--service-account-private-key-file="+spec.saKeyFile,
+		"--root-ca-file="+spec.rootCAFile,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(port),

@@ -33,9 +33,12 @@ type Options struct {
 	BinDir string
 	// CRDs are installed on the hub only; Start returns once they are served.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
-	// ControllerManager starts kube-controller-manager against every cluster,
-	// limited to the namespace and garbagecollector controllers, so that
-	// namespaces can be deleted and owner references cascade.
+	// ControllerManager starts kube-controller-manager against every
+	// cluster: on the hub only the namespace, garbage-collector and
+	// serviceaccount-token controllers (templates stay templates); in
+	// members the controllers a cluster has for service accounts and
+	// workloads (hubControllers, memberControllers), signing tokens with
+	// the key each API server verifies.
 	ControllerManager bool
 	// Log receives progress lines ("starting member2 ..."); may be nil.
 	Log io.Writer

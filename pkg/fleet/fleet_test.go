@@ -294,7 +294,8 @@ func TestFleet(t *testing.T) {
 }
 
 // TestFleetControllerManager checks that with ControllerManager set,
-// namespaces deleted in the hub and in members really go away.
+// namespaces deleted in the hub and in members really go away, token
+// Secrets are filled everywhere, and only members run workload controllers.
 func TestFleetControllerManager(t *testing.T) {
 	bins := requireBinaries(t, true)
 	tmp := isolateTempDir(t)
@@ -351,6 +352,9 @@ func TestFleetControllerManager(t *testing.T) {
 		}
 	}
 	t.Logf("namespaces deleted in hub and member1 within %s", time.Since(deleted).Round(100*time.Millisecond))
+
+	checkServiceAccountTokens(ctx, t, f)
+	checkWorkloadControllers(ctx, t, f)
 
 	if err := f.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)

@@ -40,8 +40,8 @@ type Options struct {
 	// BinDir holds kube-apiserver, etcd and kube-controller-manager; ""
 	// means BinDir().
 	BinDir string
-	// ControllerManager runs kube-controller-manager (namespace and garbage
-	// collector controllers) in every cluster, so deleted namespaces go.
+	// ControllerManager runs kube-controller-manager in every cluster, with
+	// the controllers fleet.Options.ControllerManager says.
 	ControllerManager bool
 	// Log receives the fleet's progress lines; may be nil.
 	Log io.Writer

@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// Members that run workloads have a fleet of their own: the suite's members
+// are bare API servers (its member-watch spec counts the watches on
+// members, and controllers in members would add theirs).
+var _ = Describe("workloads in members", Ordered, func() {
+	var (
+		f         *fleet.Fleet
+		hub       client.Client
+		inMembers map[string]client.Client
+	)
+	BeforeAll(func() {
+		f, hub = separateFleet(2, true)
+		runController(f)
+		inMembers = joinMembers(f, hub)
+	})
+
+	It("fills a ServiceAccount token Secret in a member, with a token its API server accepts, as `karmadactl join` waits for", func() {
+		m := f.Members[0]
+		c := inMembers[m.Name]
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "karmada-impersonator"}}
+		Expect(c.Create(ctx, sa)).To(Succeed())
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "karmada-impersonator",
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: sa.Name}},
+			Type: corev1.SecretTypeServiceAccountToken,
+		}
+		Expect(c.Create(ctx, secret)).To(Succeed())
+		Eventually(func() []byte {
+			Expect(c.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+			return secret.Data[corev1.ServiceAccountTokenKey]
+		}).ShouldNot(BeEmpty())
+
+		asSA := rest.AnonymousClientConfig(m.Config)
+		asSA.BearerToken = string(secret.Data[corev1.ServiceAccountTokenKey])
+		saClient, err := client.New(asSA, client.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		review := &authenticationv1.SelfSubjectReview{}
+		Expect(saClient.Create(ctx, review)).To(Succeed())
+		Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:default:karmada-impersonator"))
+	})
+
+	It("gives a propagated Deployment a ReplicaSet and Pods in every member, and none on the hub", func() {
+		const ns, name = "default", "shop"
+		Expect(framework.Apply(ctx, hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
+		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1", "member2"), fieldOwner)).To(Succeed())
+		for m, c := range inMembers {
+			Eventually(func(g Gomega) {
+				var sets appsv1.ReplicaSetList
+				g.Expect(c.List(ctx, &sets, client.InNamespace(ns), client.MatchingLabels{"app": name})).To(Succeed())
+				g.Expect(sets.Items).To(HaveLen(1), m)
+				var pods corev1.PodList
+				g.Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": name})).To(Succeed())
+				g.Expect(pods.Items).NotTo(BeEmpty(), m)
+			}).Should(Succeed())
+		}
+		// Both members' controllers have acted; the hub's would have too.
+		var sets appsv1.ReplicaSetList
+		Expect(hub.List(ctx, &sets, client.InNamespace(ns))).To(Succeed())
+		var onHub []string
+		for _, rs := range sets.Items {
+			onHub = append(onHub, rs.Name)
+		}
+		Expect(onHub).To(BeEmpty(), "the hub's Deployment is a template: no ReplicaSet")
+	})
+})
