@@ -54,7 +54,8 @@ type Cluster struct {
 	workDir           string // everything of this cluster's processes, removed by stop
 	apiServerLogPath  string
 	logs              []*os.File
-	controllerManager *controllerManager
+	controllerManager *process
+	workloads         []*process // kube-scheduler and kwok, in start order
 
 	mu               sync.Mutex // serialises StopAPIServer, StartAPIServer and stop
 	apiServerRunning bool
@@ -67,7 +68,9 @@ type clusterSpec struct {
 	kubeconfigPath    string
 	crds              []*apiextensionsv1.CustomResourceDefinition
 	controllerManager bool
-	progress          *progressLog
+	// nodes > 0 runs workloads: kube-scheduler, kwok and this many nodes.
+	nodes    int
+	progress *progressLog
 }
 
 // startCluster starts one cluster; on error it has stopped what it started.
@@ -184,6 +187,11 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 			return c, err
 		}
 	}
+	if spec.nodes > 0 {
+		if c.workloads, err = startWorkloads(ctx, c, spec.bins, spec.nodes); err != nil {
+			return c, err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return c, fmt.Errorf("fleet: %s: %w", spec.name, err)
 	}
@@ -252,6 +260,11 @@ func (c *Cluster) stop() error {
 	c.stopped = true
 
 	var errs []error
+	for i := len(c.workloads) - 1; i >= 0; i-- {
+		if err := c.workloads[i].stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.controllerManager != nil {
 		if err := c.controllerManager.stop(); err != nil {
 			errs = append(errs, err)

@@ -356,6 +356,13 @@ func TestFleetControllerManager(t *testing.T) {
 	checkServiceAccountTokens(ctx, t, f)
 	checkWorkloadControllers(ctx, t, f)
 
+	stopLeavesNothing(t, f, pids, tmp)
+}
+
+// stopLeavesNothing stops f and checks that none of pids runs and nothing
+// is left in tmp.
+func stopLeavesNothing(t *testing.T, f *Fleet, pids []int, tmp string) {
+	t.Helper()
 	if err := f.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -444,7 +451,7 @@ func requireBinaries(t *testing.T, withControllerManager bool) string {
 		}
 		dir = abs
 	}
-	if _, err := findBinaries(dir, withControllerManager); err != nil {
+	if _, err := findBinaries(dir, withControllerManager, false); err != nil {
 		t.Fatalf("%v\n(the fleet tests run real API servers from %s)", err, dir)
 	}
 	return dir

@@ -10,13 +10,15 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/test/framework"
 )
 
-// Members that run workloads have a fleet of their own: the suite's members
-// are bare API servers (its member-watch spec counts the watches on
-// members, and controllers in members would add theirs).
+// Members that run workloads have a fleet of their own, as `federator up`
+// starts it: the suite's members are bare API servers (its member-watch
+// spec counts the watches on members, and controllers, a scheduler and kwok
+// in members would add theirs), which also keeps the suite's fleet light.
 var _ = Describe("workloads in members", Ordered, func() {
 	var (
 		f         *fleet.Fleet
@@ -24,7 +26,13 @@ var _ = Describe("workloads in members", Ordered, func() {
 		inMembers map[string]client.Client
 	)
 	BeforeAll(func() {
-		f, hub = separateFleet(2, true)
+		var err error
+		f, err = fleet.Start(ctx, fleet.Options{Dir: GinkgoT().TempDir(), Members: 2, BinDir: binDir,
+			Workloads: true, Log: GinkgoWriter})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(f.Stop)
+		hub, err = client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+		Expect(err).NotTo(HaveOccurred())
 		runController(f)
 		inMembers = joinMembers(f, hub)
 	})
@@ -54,7 +62,7 @@ var _ = Describe("workloads in members", Ordered, func() {
 		Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:default:karmada-impersonator"))
 	})
 
-	It("gives a propagated Deployment a ReplicaSet and Pods in every member, and none on the hub", func() {
+	It("makes a propagated Deployment Available in every member, none on the hub, and sums the members' status into the template", func() {
 		const ns, name = "default", "shop"
 		Expect(framework.Apply(ctx, hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
 		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1", "member2"), fieldOwner)).To(Succeed())
@@ -65,9 +73,24 @@ var _ = Describe("workloads in members", Ordered, func() {
 				g.Expect(sets.Items).To(HaveLen(1), m)
 				var pods corev1.PodList
 				g.Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": name})).To(Succeed())
-				g.Expect(pods.Items).NotTo(BeEmpty(), m)
+				g.Expect(pods.Items).To(HaveLen(2), m)
+				for _, p := range pods.Items {
+					g.Expect(p.Spec.NodeName).NotTo(BeEmpty(), "%s: pod %s scheduled", m, p.Name)
+					g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "%s: pod %s", m, p.Name)
+				}
+				d := &appsv1.Deployment{}
+				g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+				g.Expect(deploymentCondition(d, appsv1.DeploymentAvailable)).To(Equal(corev1.ConditionTrue), m)
+				g.Expect(d.Status.ReadyReplicas).To(BeEquivalentTo(2), m)
 			}).Should(Succeed())
 		}
+		By("the hub template's status is the sum of the members'")
+		Eventually(func(g Gomega) appsv1.DeploymentStatus {
+			d := &appsv1.Deployment{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+			return appsv1.DeploymentStatus{Replicas: d.Status.Replicas, ReadyReplicas: d.Status.ReadyReplicas,
+				AvailableReplicas: d.Status.AvailableReplicas, UpdatedReplicas: d.Status.UpdatedReplicas}
+		}).Should(Equal(appsv1.DeploymentStatus{Replicas: 4, ReadyReplicas: 4, AvailableReplicas: 4, UpdatedReplicas: 4}))
 		// Both members' controllers have acted; the hub's would have too.
 		var sets appsv1.ReplicaSetList
 		Expect(hub.List(ctx, &sets, client.InNamespace(ns))).To(Succeed())
@@ -78,3 +101,12 @@ var _ = Describe("workloads in members", Ordered, func() {
 		Expect(onHub).To(BeEmpty(), "the hub's Deployment is a template: no ReplicaSet")
 	})
 })
+
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) corev1.ConditionStatus {
+	for _, c := range d.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
