@@ -107,6 +107,15 @@ BENCH_FLEET_ARGS ?=
 bench-fleet: binaries build
 	go run ./test/scale/benchfleet $(BENCH_FLEET_ARGS)
 
+# What an idle local fleet costs: `federator up` with MEMBERS members (and
+# FOOTPRINT_ARGS, e.g. --workloads=false), then its startup time, total RSS
+# and PSS by program, and idle CPU over a minute; stops it. Figures only.
+MEMBERS ?= 20
+FOOTPRINT_ARGS ?=
+.PHONY: fleet-footprint
+fleet-footprint: binaries build
+	BIN=$(BIN) hack/fleet-footprint.sh --members $(MEMBERS) $(FOOTPRINT_ARGS)
+
 .PHONY: bench-scale
 bench-scale: binaries
 	go test ./test/scale/ -run '^$$' -bench . -benchtime=1x -timeout 30m -v
