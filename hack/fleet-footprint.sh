@@ -38,17 +38,18 @@ until grep -q '^federator: ready' "$out"; do
 done
 ready=$(date +%s.%N)
 
-# descendants prints up and every process under it.
+# descendants prints up and every process under it, from one snapshot of
+# the process table (per-thread children files miss a process now and then).
 descendants() {
-	local queue=("$up") pid
-	while ((${#queue[@]})); do
-		pid=${queue[0]}
-		queue=("${queue[@]:1}")
-		echo "$pid"
-		for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
-			queue+=("$child")
-		done
-	done
+	ps -e -o pid=,ppid= | awk -v root="$up" '
+		{ parent[$1] = $2 }
+		END {
+			for (p in parent) {
+				for (q = p; q != "" && q != 0 && q != 1; q = parent[q]) {
+					if (q == root) { print p; break }
+				}
+			}
+		}'
 }
 # ticks sums user+system clock ticks of the given processes.
 ticks() {
