@@ -29,6 +29,8 @@ func newUpCommand() *cobra.Command {
 		dir, binDir       string
 		sample            bool
 		controllerManager bool
+		workloads         bool
+		nodes             int
 	)
 	cmd := &cobra.Command{
 		Use:   "up --members N --dir DIR",
@@ -47,16 +49,21 @@ DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
 			if binDir == "" {
 				binDir = "bin"
 			}
+			if nodes < 1 {
+				return fmt.Errorf("--nodes is %d: a member that runs workloads needs at least one node", nodes)
+			}
 			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, dir: dir, binDir: binDir,
-				sample: sample, controllerManager: controllerManager, hub: o})
+				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o})
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&members, "members", 3, "number of member clusters (member1..N)")
 	f.StringVar(&dir, "dir", ".fleet", "directory for hub.kubeconfig, member1.kubeconfig, ... and federator.log")
-	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager (default $KUBEBUILDER_ASSETS, else ./bin; 'make binaries' builds them)")
+	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok (default $KUBEBUILDER_ASSETS, else ./bin; 'make binaries' builds them)")
 	f.BoolVar(&sample, "sample", false, "apply a sample staged rollout (namespace demo, Deployment web) once ready")
-	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager (namespace and garbage-collector controllers) in every cluster")
+	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager in every cluster: on the hub the namespace, garbage-collector and serviceaccount-token controllers only; in members also the service-account and workload controllers")
+	f.BoolVar(&workloads, "workloads", true, "members run pods: kube-scheduler and simulated nodes (kwok), so Deployments become Available; false gives bare API servers")
+	f.IntVar(&nodes, "nodes", fleet.DefaultNodes, "simulated nodes per member with --workloads, each with 4 CPUs, 8Gi memory and 110 pods allocatable")
 	addHubFlags(f, &o)
 	return cmd
 }
@@ -66,6 +73,8 @@ type upOptions struct {
 	dir, binDir       string
 	sample            bool
 	controllerManager bool
+	workloads         bool
+	nodes             int
 	hub               hub.Options
 }
 
@@ -85,7 +94,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 		return err
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
-		ControllerManager: o.controllerManager, Log: logFile})
+		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: logFile})
 	if err != nil {
 		if ctx.Err() != nil {
 			// Interrupted while starting: Start stopped what it started.

@@ -1,7 +1,8 @@
 //go:build tools
 
 // Package tools pins the binaries the local fleet builds: kube-apiserver,
-// kube-controller-manager and etcd, at the Kubernetes version of client-go,
+// kube-controller-manager, kube-scheduler (members that run workloads) and
+// etcd, at the Kubernetes version of client-go,
 // and the kubectl that the commands `federator up` prints run.
 package tools
 
@@ -9,5 +10,6 @@ import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )

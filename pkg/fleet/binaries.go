@@ -12,12 +12,14 @@ type binaries struct {
 	apiServer         string
 	etcd              string
 	controllerManager string // empty unless kube-controller-manager is wanted
+	scheduler         string // empty unless members run workloads
+	kwok              string // empty unless members run workloads
 }
 
 // findBinaries resolves the programs in binDir (or $KUBEBUILDER_ASSETS when
 // binDir is empty) and checks that they are there before anything starts, so
 // a missing build is reported once, with what to do about it.
-func findBinaries(binDir string, withControllerManager bool) (binaries, error) {
+func findBinaries(binDir string, withControllerManager, withWorkloads bool) (binaries, error) {
 	if binDir == "" {
 		binDir = os.Getenv("KUBEBUILDER_ASSETS")
 	}
@@ -36,6 +38,11 @@ func findBinaries(binDir string, withControllerManager bool) (binaries, error) {
 	if withControllerManager {
 		b.controllerManager = filepath.Join(abs, "kube-controller-manager")
 		wanted = append(wanted, b.controllerManager)
+	}
+	if withWorkloads {
+		b.scheduler = filepath.Join(abs, "kube-scheduler")
+		b.kwok = filepath.Join(abs, "kwok")
+		wanted = append(wanted, b.scheduler, b.kwok)
 	}
 	var errs []error
 	for _, path := range wanted {

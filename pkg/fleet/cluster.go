@@ -29,6 +29,12 @@ const (
 	processStopTimeout  = 30 * time.Second
 	crdServedTimeout    = time.Minute
 
+	// envtestSAKeyFile is the service-account signing key envtest writes
+	// into the API server's CertDir (controller-runtime's
+	// pkg/internal/testing/controlplane); its API server verifies tokens
+	// with the matching sa-signer.crt.
+	envtestSAKeyFile = "sa-signer.key"
+
 	// Clients of a local fleet should never be held back by client-side rate
 	// limits; the API server is the resource being measured.
 	adminQPS   = 1000
@@ -48,7 +54,8 @@ type Cluster struct {
 	workDir           string // everything of this cluster's processes, removed by stop
 	apiServerLogPath  string
 	logs              []*os.File
-	controllerManager *controllerManager
+	controllerManager *process
+	workloads         []*process // kube-scheduler and kwok, in start order
 
 	mu               sync.Mutex // serialises StopAPIServer, StartAPIServer and stop
 	apiServerRunning bool
@@ -61,7 +68,9 @@ type clusterSpec struct {
 	kubeconfigPath    string
 	crds              []*apiextensionsv1.CustomResourceDefinition
 	controllerManager bool
-	progress          *progressLog
+	// nodes > 0 runs workloads: kube-scheduler, kwok and this many nodes.
+	nodes    int
+	progress *progressLog
 }
 
 // startCluster starts one cluster; on error it has stopped what it started.
@@ -150,12 +159,36 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 	}
 
 	if spec.controllerManager {
-		kubeconfig := filepath.Join(workDir, "controller-manager.kubeconfig")
-		if err := writeKubeconfig(kubeconfig, c.Name, c.Config); err != nil {
+		cm := controllerManagerSpec{
+			cluster:     c.Name,
+			binary:      spec.bins.controllerManager,
+			kubeconfig:  filepath.Join(workDir, "controller-manager.kubeconfig"),
+			workDir:     workDir,
+			controllers: memberControllers,
+			// envtest generates the pair in the directory we gave it and
+			// passes the public half as --service-account-key-file.
+			saKeyFile:  filepath.Join(certDir, envtestSAKeyFile),
+			rootCAFile: filepath.Join(workDir, "ca.crt"),
+		}
+		if spec.name == HubName {
+			cm.controllers = hubControllers
+		}
+		if err := writeKubeconfig(cm.kubeconfig, c.Name, c.Config); err != nil {
 			return c, fmt.Errorf("fleet: %s: writing kube-controller-manager kubeconfig: %w", spec.name, err)
 		}
-		c.controllerManager, err = startControllerManager(ctx, c.Name, spec.bins.controllerManager, kubeconfig, workDir)
+		if err := os.WriteFile(cm.rootCAFile, c.Config.CAData, 0o600); err != nil {
+			return c, fmt.Errorf("fleet: %s: %w", spec.name, err)
+		}
+		if _, err := os.Stat(cm.saKeyFile); err != nil {
+			return c, fmt.Errorf("fleet: %s: the API server's service-account signing key: %w", spec.name, err)
+		}
+		c.controllerManager, err = startControllerManager(ctx, cm)
 		if err != nil {
+			return c, err
+		}
+	}
+	if spec.nodes > 0 {
+		if c.workloads, err = startWorkloads(ctx, c, spec.bins, spec.nodes); err != nil {
 			return c, err
 		}
 	}
@@ -227,6 +260,11 @@ func (c *Cluster) stop() error {
 	c.stopped = true
 
 	var errs []error
+	for i := len(c.workloads) - 1; i >= 0; i-- {
+		if err := c.workloads[i].stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.controllerManager != nil {
 		if err := c.controllerManager.stop(); err != nil {
 			errs = append(errs, err)

@@ -33,10 +33,21 @@ type Options struct {
 	BinDir string
 	// CRDs are installed on the hub only; Start returns once they are served.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
-	// ControllerManager starts kube-controller-manager against every cluster,
-	// limited to the namespace and garbagecollector controllers, so that
-	// namespaces can be deleted and owner references cascade.
+	// ControllerManager starts kube-controller-manager against every
+	// cluster: on the hub only the namespace, garbage-collector and
+	// serviceaccount-token controllers (templates stay templates); in
+	// members the controllers a cluster has for service accounts and
+	// workloads (hubControllers, memberControllers), signing tokens with
+	// the key each API server verifies.
 	ControllerManager bool
+	// Workloads makes members run pods: kube-scheduler, Nodes simulated
+	// nodes each offering NodeAllocatable, and kwok playing their kubelets
+	// (pods of an image tagged -broken never become Ready, -crash restart
+	// in a loop). It implies ControllerManager. The hub never runs them.
+	Workloads bool
+	// Nodes is the number of simulated nodes per member with Workloads;
+	// 0 means DefaultNodes.
+	Nodes int
 	// Log receives progress lines ("starting member2 ..."); may be nil.
 	Log io.Writer
 }
@@ -67,7 +78,13 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	if o.Dir == "" {
 		return nil, errors.New("fleet: Options.Dir is empty; say where the kubeconfigs go")
 	}
-	bins, err := findBinaries(o.BinDir, o.ControllerManager)
+	if o.Nodes < 0 {
+		return nil, fmt.Errorf("fleet: Nodes is %d; it must be 0 or more", o.Nodes)
+	}
+	if o.Nodes == 0 {
+		o.Nodes = DefaultNodes
+	}
+	bins, err := findBinaries(o.BinDir, o.ControllerManager || o.Workloads, o.Workloads)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +117,13 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 				name:              name,
 				bins:              bins,
 				kubeconfigPath:    filepath.Join(dir, name+".kubeconfig"),
-				controllerManager: o.ControllerManager,
+				controllerManager: o.ControllerManager || o.Workloads,
 				progress:          progress,
 			}
 			if name == HubName {
 				spec.crds = o.CRDs
+			} else if o.Workloads {
+				spec.nodes = o.Nodes
 			}
 			clusters[i], errs[i] = startCluster(ctx, spec)
 		}()

@@ -294,7 +294,8 @@ func TestFleet(t *testing.T) {
 }
 
 // TestFleetControllerManager checks that with ControllerManager set,
-// namespaces deleted in the hub and in members really go away.
+// namespaces deleted in the hub and in members really go away, token
+// Secrets are filled everywhere, and only members run workload controllers.
 func TestFleetControllerManager(t *testing.T) {
 	bins := requireBinaries(t, true)
 	tmp := isolateTempDir(t)
@@ -352,6 +353,16 @@ func TestFleetControllerManager(t *testing.T) {
 	}
 	t.Logf("namespaces deleted in hub and member1 within %s", time.Since(deleted).Round(100*time.Millisecond))
 
+	checkServiceAccountTokens(ctx, t, f)
+	checkWorkloadControllers(ctx, t, f)
+
+	stopLeavesNothing(t, f, pids, tmp)
+}
+
+// stopLeavesNothing stops f and checks that none of pids runs and nothing
+// is left in tmp.
+func stopLeavesNothing(t *testing.T, f *Fleet, pids []int, tmp string) {
+	t.Helper()
 	if err := f.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -440,7 +451,7 @@ func requireBinaries(t *testing.T, withControllerManager bool) string {
 		}
 		dir = abs
 	}
-	if _, err := findBinaries(dir, withControllerManager); err != nil {
+	if _, err := findBinaries(dir, withControllerManager, false); err != nil {
 		t.Fatalf("%v\n(the fleet tests run real API servers from %s)", err, dir)
 	}
 	return dir

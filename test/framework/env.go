@@ -40,9 +40,13 @@ type Options struct {
 	// BinDir holds kube-apiserver, etcd and kube-controller-manager; ""
 	// means BinDir().
 	BinDir string
-	// ControllerManager runs kube-controller-manager (namespace and garbage
-	// collector controllers) in every cluster, so deleted namespaces go.
+	// ControllerManager runs kube-controller-manager in every cluster, with
+	// the controllers fleet.Options.ControllerManager says.
 	ControllerManager bool
+	// Workloads makes members run pods (fleet.Options.Workloads), with
+	// Nodes simulated nodes each (0: fleet.DefaultNodes).
+	Workloads bool
+	Nodes     int
 	// Log receives the fleet's progress lines; may be nil.
 	Log io.Writer
 	// Controllers are the options federator's controllers run with.
@@ -108,7 +112,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 		return nil, err
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Dir: o.Dir, Members: o.Members, BinDir: o.BinDir, CRDs: crdList,
-		ControllerManager: o.ControllerManager, Log: o.Log})
+		ControllerManager: o.ControllerManager, Workloads: o.Workloads, Nodes: o.Nodes, Log: o.Log})
 	if err != nil {
 		return nil, fmt.Errorf("start the fleet (run `make binaries` first): %w", err)
 	}

@@ -1,0 +1,124 @@
+package fleet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// process is a program the fleet runs beside a cluster's API server
+// (kube-controller-manager, kube-scheduler, kwok), logging into the
+// cluster's work directory, in a process group of its own.
+type process struct {
+	cluster string
+	name    string // the program, as errors name it
+	cmd     *exec.Cmd
+	logPath string
+	log     *os.File
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // valid once exited is closed
+}
+
+// startProcess runs binary with args and returns once healthURL answers
+// 200. A health check (rather than no serving port) makes a program that
+// cannot start fail Start, instead of leaving a cluster that silently never
+// deletes a namespace or schedules a pod. On error nothing is left running.
+func startProcess(ctx context.Context, cluster, workDir, binary string, args []string, healthURL string) (*process, error) {
+	name := filepath.Base(binary)
+	logPath := filepath.Join(workDir, name+".log")
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %s: %w", cluster, err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout = log
+	cmd.Stderr = log
+	// Its own process group, so stop reaches anything it spawns.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("fleet: %s: starting %s: %w", cluster, name, err)
+	}
+	p := &process{cluster: cluster, name: name, cmd: cmd, logPath: logPath, log: log, exited: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	if err := p.waitHealthy(ctx, healthURL); err != nil {
+		tail := logTail(logPath)
+		return nil, errors.Join(fmt.Errorf("%w%s", err, tail), p.stop())
+	}
+	return p, nil
+}
+
+func (p *process) waitHealthy(ctx context.Context, url string) error {
+	client := &http.Client{
+		Timeout: 2 * time.Second,
+		// Serving certificates are self-signed in memory; only liveness matters here.
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec
+	}
+	defer client.CloseIdleConnections()
+	deadline := time.NewTimer(processStartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if resp, err := client.Get(url); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("fleet: %s: %s exited during start-up (%v)", p.cluster, p.name, p.waitErr)
+		case <-deadline.C:
+			return fmt.Errorf("fleet: %s: %s not healthy after %s", p.cluster, p.name, processStartTimeout)
+		case <-ctx.Done():
+			return fmt.Errorf("fleet: %s: waiting for %s: %w", p.cluster, p.name, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// stop terminates the process group, killing it if it does not exit in time.
+func (p *process) stop() error {
+	defer p.log.Close()
+	pgid := p.cmd.Process.Pid
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(processStopTimeout):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-p.exited
+	return fmt.Errorf("fleet: %s: %s did not stop within %s and was killed", p.cluster, p.name, processStopTimeout)
+}
+
+// localURL is http(s)://127.0.0.1:port/path.
+func localURL(scheme string, port int, path string) string {
+	return scheme + "://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(port)) + path
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
