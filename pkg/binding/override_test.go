@@ -197,6 +197,7 @@ data:
 					JSON: []policyv1alpha1.JSONPatchOperation{{SubPath: "/a", Operator: policyv1alpha1.OverriderOpRemove}}})})},
 			wantErr: "ClusterOverridePolicy platform spec.overrideRules[0] cannot be applied: ", wantWhy: "missing"},
 		{name: "a policy in the deprecated form without rules is named by spec.overriders", template: deploymentYAML,
+			//lint:ignore SA1019 Karmada still applies the deprecated form, so its failure must be named too.
 			policy:  op("old", policyv1alpha1.OverrideSpec{Overriders: removeMissing}),
 			wantErr: "OverridePolicy shop/old spec.overriders cannot be applied: ", wantWhy: "/spec/nothing/here"},
 	} {
