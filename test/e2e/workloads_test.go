@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"time"
+
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -102,6 +104,19 @@ var _ = Describe("workloads in members", Ordered, func() {
 			onHub = append(onHub, rs.Name)
 		}
 		Expect(onHub).To(BeEmpty(), "the hub's Deployment is a template: no ReplicaSet")
+
+		By("staying Available past the node monitor's grace: simulated nodes report about once a minute")
+		dyn, err := dynamic.NewForConfig(f.Member("member1").Config)
+		Expect(err).NotTo(HaveOccurred())
+		ready := framework.JSONPath("{.status.readyReplicas}")
+		r, err := framework.Record(ctx, dyn, inMembers["member1"], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, "member1")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(r.Stop)
+		// Every version member1 stores for 70 s (the grace the node
+		// lifecycle controller gives by default is 50 s) has 2 ready.
+		time.Sleep(70 * time.Second)
+		Expect(r.Sync(ctx)).To(Succeed())
+		Expect(r.Values(ready)).To(HaveEach("2"), "a pod went unready: a node was taken for dead between its reports")
 	})
 
 	It("stops a rollout to an image tagged -broken short of Available in every member, and the hub template says so", func() {
