@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -201,19 +200,7 @@ func quote(names []string) string {
 // otherwise.
 func (p *policyReconciler) recordConditions(ctx context.Context, policy client.Object, stored *unstructured.Unstructured,
 	want []metav1.Condition, dropPriority bool) error {
-	var conds []metav1.Condition
-	if raw, found, _ := unstructured.NestedSlice(stored.Object, "status", "conditions"); found {
-		for _, r := range raw {
-			m, ok := r.(map[string]any)
-			if !ok {
-				continue
-			}
-			var c metav1.Condition
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err == nil {
-				conds = append(conds, c)
-			}
-		}
-	}
+	conds := conditions.Of(stored)
 	var turnedFalse []metav1.Condition
 	for _, cond := range want {
 		if conditions.Set(&conds, stored.GetGeneration(), cond) && cond.Status == metav1.ConditionFalse {
@@ -224,15 +211,7 @@ func (p *policyReconciler) recordConditions(ctx context.Context, policy client.O
 		meta.RemoveStatusCondition(&conds, policykeys.ConditionSchedulePriorityResolved)
 	}
 	after := stored.DeepCopy()
-	raw := make([]any, 0, len(conds))
-	for i := range conds {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
-		if err != nil {
-			return err
-		}
-		raw = append(raw, m)
-	}
-	if err := unstructured.SetNestedSlice(after.Object, raw, "status", "conditions"); err != nil {
+	if err := conditions.SetOn(after, conds); err != nil {
 		return err
 	}
 	// Locked: the Event below tells of the transition this write stores.

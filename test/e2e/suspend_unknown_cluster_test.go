@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/test/framework"
 )
 
@@ -27,15 +27,7 @@ func policyCondition(ns, name, conditionType string) *metav1.Condition {
 	if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		return nil
 	}
-	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	var conds []metav1.Condition
-	for _, r := range raw {
-		var c metav1.Condition
-		if m, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
-			conds = append(conds, c)
-		}
-	}
-	return meta.FindStatusCondition(conds, conditionType)
+	return meta.FindStatusCondition(conditions.Of(u), conditionType)
 }
 
 var _ = Describe("a suspension list naming a cluster that does not exist", func() {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 )
@@ -217,4 +218,39 @@ func (c WriteCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.Count.Add(1)
 	}
 	return c.Next.RoundTrip(req)
+}
+
+// WaitQuiet waits until the API server cs talks to has written nothing but
+// the resources named in except (leases, say) for quiet, reading its
+// counters every half second, and returns the reading at the start of that
+// quiet time and when it was taken. It gives up after limit, returning the
+// last reading and ok=false: a server that never stops writing is itself a
+// finding, for the caller to report.
+func WaitQuiet(ctx context.Context, cs kubernetes.Interface, quiet, limit time.Duration, except ...string) (w Writes, at time.Time, ok bool, err error) {
+	began := time.Now()
+	last, err := ScrapeWrites(ctx, cs)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	lastChange := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, time.Time{}, false, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		now, err := ScrapeWrites(ctx, cs)
+		if err != nil {
+			return nil, time.Time{}, false, err
+		}
+		if now.Since(last).Total(except...) > 0 {
+			last, lastChange = now, time.Now()
+		}
+		if time.Since(lastChange) >= quiet {
+			return last, lastChange, true, nil
+		}
+		if time.Since(began) > limit {
+			return now, time.Now(), false, nil
+		}
+	}
 }

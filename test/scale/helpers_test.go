@@ -71,30 +71,7 @@ func wait(ctx context.Context, b *testing.B, what string, limit time.Duration, c
 }
 
 // waitQuiet waits until the hub has written nothing but leases for quiet
-// (read every second) and returns the reading at the start of that quiet
-// time and when that reading was taken. It gives up after limit: a hub that
-// never stops writing is itself a finding, reported by the caller.
+// (framework.WaitQuiet).
 func (e *env) waitQuiet(ctx context.Context, quiet, limit time.Duration) (framework.Writes, time.Time, bool, error) {
-	began := time.Now()
-	last, err := framework.ScrapeWrites(ctx, e.HubCS)
-	if err != nil {
-		return nil, time.Time{}, false, err
-	}
-	lastChange := time.Now()
-	for {
-		time.Sleep(time.Second)
-		now, err := framework.ScrapeWrites(ctx, e.HubCS)
-		if err != nil {
-			return nil, time.Time{}, false, err
-		}
-		if now.Total("leases") != last.Total("leases") {
-			last, lastChange = now, time.Now()
-		}
-		if time.Since(lastChange) >= quiet {
-			return last, lastChange, true, nil
-		}
-		if time.Since(began) > limit {
-			return now, time.Now(), false, nil
-		}
-	}
+	return framework.WaitQuiet(ctx, e.HubCS, quiet, limit, "leases")
 }

@@ -471,31 +471,11 @@ func (c *controller) stop() error {
 // quiet waits until the hub has written nothing but leases and events for
 // 3 s, and returns its write counters then.
 func quiet(ctx context.Context, hubCS kubernetes.Interface) (framework.Writes, error) {
-	const quietFor = 3 * time.Second
-	last, err := framework.ScrapeWrites(ctx, hubCS)
-	if err != nil {
-		return nil, err
+	w, _, ok, err := framework.WaitQuiet(ctx, hubCS, 3*time.Second, waitLimit, "leases", "events")
+	if err == nil && !ok {
+		err = fmt.Errorf("the hub kept writing for %s", waitLimit)
 	}
-	since := time.Now()
-	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-		now, err := framework.ScrapeWrites(ctx, hubCS)
-		if err != nil {
-			return nil, err
-		}
-		if now.Since(last).Total("leases", "events") > 0 {
-			last, since = now, time.Now()
-			continue
-		}
-		if time.Since(since) >= quietFor {
-			return now, nil
-		}
-	}
-	return nil, fmt.Errorf("the hub kept writing for %s", waitLimit)
+	return w, err
 }
 
 func waitFor(ctx context.Context, what string, done func() (bool, error)) error {
