@@ -32,6 +32,10 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 		strings.Join(hub.ControllerNames(), ", ")))
 	fs.DurationVar(&o.MaxDeletionDelay, "max-deletion-delay", o.MaxDeletionDelay,
 		"longest deletion countdown: a federator.dev/deletion-delay above it is capped to it, and the binding says so")
+	// Karmada's profiling flags (pkg/sharedcli/profileflag), strings and all.
+	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof, "Enable profiling via web interface host:port/debug/pprof/.")
+	fs.StringVar(&o.ProfilingBindAddress, "profiling-bind-address", o.ProfilingBindAddress,
+		"The TCP address for serving profiling(e.g. 127.0.0.1:6060, :6060). This is only applicable if profiling is enabled.")
 	fs.IntVar(&o.Verbosity, "v", o.Verbosity, "log verbosity: 1 logs one line per reconcile outcome (held and why, applied, unchanged, deleted)")
 }
 

@@ -46,6 +46,10 @@ type Options struct {
 	WebhookAddr string
 	// MaxDeletionDelay caps every federator.dev/deletion-delay.
 	MaxDeletionDelay time.Duration
+	// EnablePprof serves net/http/pprof under /debug/pprof/ at
+	// ProfilingBindAddress, as Karmada's --enable-pprof does.
+	EnablePprof          bool
+	ProfilingBindAddress string
 }
 
 // DefaultOptions are high enough that client rate limits are never what
@@ -53,7 +57,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{HubQPS: 500, HubBurst: 1000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
-		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay}
+		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060"}
 }
 
 // Run installs what the hub needs and runs the controllers until ctx ends.
@@ -71,10 +75,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		return err
 	}
 
+	pprofAddr := "0"
+	if o.EnablePprof {
+		pprofAddr = o.ProfilingBindAddress
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress: "0",
+		PprofBindAddress:       pprofAddr,
 		// Templates of any kind are read from the informer cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// No controller reads managedFields, and they are often the largest

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"io"
+	"net/http"
 	"os/exec"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,10 +19,19 @@ import (
 // `federator controller --kubeconfig HUB` against a hub it did not start:
 // members come only from the hub's Cluster objects and their Secrets.
 var _ = Describe("federator controller", func() {
-	It("propagates from an existing hub to the members registered there, and stops on SIGTERM", func() {
+	It("propagates from an existing hub to the members registered there, serves pprof when asked, and stops on SIGTERM", func() {
 		// A bare hub: the controller installs the CRDs and admission policies.
 		f, hub := separateFleet(1, false)
-		session := runController(f)
+		pprofAddr := freeAddress()
+		session := runController(f, "--enable-pprof", "--profiling-bind-address", pprofAddr)
+		// Karmada's profiling flags: net/http/pprof at the address given.
+		resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/goroutine?debug=1")
+		Expect(err).NotTo(HaveOccurred())
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		Expect(string(body)).To(ContainSubstring("goroutine profile:"))
 		crdList, err := crds.CRDs()
 		Expect(err).NotTo(HaveOccurred())
 		for _, crd := range crdList {
@@ -65,3 +76,4 @@ spec:
 		Expect(string(session.Err.Contents())).To(ContainSubstring("--kubeconfig is required"))
 	})
 })
+

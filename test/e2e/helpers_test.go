@@ -316,9 +316,9 @@ func separateFleet(n int, withControllerManager bool) (*fleet.Fleet, client.Clie
 // runController runs `federator controller` against f's hub, as a
 // process of its own (the suite's controllers already run in this one),
 // until the end of the spec; it returns once the controllers run.
-func runController(f *fleet.Fleet) *gexec.Session {
+func runController(f *fleet.Fleet, args ...string) *gexec.Session {
 	GinkgoHelper()
-	session, err := gexec.Start(exec.Command(federatorBinary(), "controller", "--kubeconfig", f.Hub.KubeconfigPath),
+	session, err := gexec.Start(exec.Command(federatorBinary(), append([]string{"controller", "--kubeconfig", f.Hub.KubeconfigPath}, args...)...),
 		GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { session.Kill().Wait("10s") })
