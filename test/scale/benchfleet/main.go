@@ -42,7 +42,10 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -298,11 +301,13 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	members := map[string]kubernetes.Interface{}
+	memberConfigs := map[string]*rest.Config{}
 	var memberNames []string
 	for _, m := range f.Members {
 		if err := membership.Register(ctx, hc, m.Name, m.Config); err != nil {
 			return err
 		}
+		memberConfigs[m.Name] = m.Config
 		if members[m.Name], err = kubernetes.NewForConfig(m.Config); err != nil {
 			return err
 		}
@@ -331,6 +336,21 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 
+	// Progress is followed by watches, in the members and on the hub: a
+	// poll that lists every object would itself load the API servers
+	// whose speed is measured (the baseline pays no such cost).
+	watchers, err := watchMembers(ctx, memberConfigs)
+	if err != nil {
+		return err
+	}
+	defer watchers.stop()
+	hubState, err := watchWorks(ctx, hubCfg)
+	if err != nil {
+		return err
+	}
+	defer hubState.stop()
+	all := o.resources * o.members
+
 	logf("federator: policy and %d templates on the hub, to %d members", o.resources, o.members)
 	began := time.Now()
 	if err := hc.Create(ctx, framework.NewDeploymentPolicy(ns, "bench", "", memberNames...)); err != nil {
@@ -342,7 +362,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	if err := waitFor(ctx, "every member has every Deployment", func() (bool, error) {
-		return everyMemberHas(ctx, members, o.resources, imageV1)
+		return watchers.have(imageV1) == all, nil
 	}); err != nil {
 		return err
 	}
@@ -356,17 +376,13 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	r.PropagationWrites = perTemplate(r.propagationRaw, o.resources)
 
 	// Suspend all → update → resume, with every member watched throughout.
-	watchers, err := watchMembers(ctx, members)
-	if err != nil {
-		return err
-	}
-	defer watchers.stop()
+	watchers.changes()
 	began = time.Now()
 	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, "the suspension on every binding and Work", func() (bool, error) {
-		return suspendedEverywhere(ctx, hc, o.resources*o.members)
+		return hubState.suspended() == all && hubState.suspendedBindings() == o.resources, nil
 	}); err != nil {
 		return err
 	}
@@ -378,7 +394,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	if err := waitFor(ctx, "the new image in every Work", func() (bool, error) {
-		return everyWorkHas(ctx, hc, o.resources*o.members, imageV2)
+		return hubState.have(imageV2) == all, nil
 	}); err != nil {
 		return err
 	}
@@ -391,7 +407,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	if err := waitFor(ctx, "every member has the new image", func() (bool, error) {
-		return everyMemberHas(ctx, members, o.resources, imageV2)
+		return watchers.have(imageV2) == all, nil
 	}); err != nil {
 		return err
 	}
@@ -526,83 +542,120 @@ func parallel(workers, n int, do func(i int) error) error {
 	return <-errs
 }
 
-func everyMemberHas(ctx context.Context, members map[string]kubernetes.Interface, n int, image string) (bool, error) {
-	for _, cs := range members {
-		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return false, err
+// hubWatch follows, by watches, every Work of the benchmark's Deployments
+// and every binding of its namespace: which are suspended, and which image
+// each Work carries.
+type hubWatch struct {
+	mu       sync.Mutex
+	works    map[string]workState // namespace/name → state
+	bindings map[string]bool      // name → suspended
+	cancel   context.CancelFunc
+}
+
+type workState struct {
+	suspended bool
+	image     string
+}
+
+func watchWorks(ctx context.Context, cfg *rest.Config) (*hubWatch, error) {
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: policy.NewScheme()})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	h := &hubWatch{works: map[string]workState{}, bindings: map[string]bool{}, cancel: cancel}
+	go follow(ctx, wc, &workv1alpha1.WorkList{}, nil, func(obj client.Object, deleted bool) {
+		w := obj.(*workv1alpha1.Work)
+		m := works.FirstManifest(w)
+		if m == nil || m.GetKind() != "Deployment" || m.GetNamespace() != ns {
+			return
 		}
-		count := 0
-		for i := range list.Items {
-			if imageOf(&list.Items[i]) == image {
-				count++
+		key := w.Namespace + "/" + w.Name
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if deleted {
+			delete(h.works, key)
+			return
+		}
+		st := workState{suspended: w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching}
+		if c, ok, _ := unstructured.NestedSlice(m.Object, "spec", "template", "spec", "containers"); ok && len(c) > 0 {
+			if first, ok := c[0].(map[string]any); ok {
+				st.image, _ = first["image"].(string)
 			}
 		}
-		if count < n {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-func imageOf(d *appsv1.Deployment) string {
-	if c := d.Spec.Template.Spec.Containers; len(c) > 0 {
-		return c[0].Image
-	}
-	return ""
-}
-
-func suspendedEverywhere(ctx context.Context, hc client.Client, works int) (bool, error) {
-	bindings := &workv1alpha2.ResourceBindingList{}
-	if err := hc.List(ctx, bindings, client.InNamespace(ns)); err != nil {
-		return false, err
-	}
-	for _, b := range bindings.Items {
-		if s := b.Spec.Suspension; s == nil || s.Dispatching == nil || !*s.Dispatching {
-			return false, nil
-		}
-	}
-	held := 0
-	err := eachWork(ctx, hc, func(w *workv1alpha1.Work) {
-		if w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching {
-			held++
-		}
+		h.works[key] = st
 	})
-	return held == works, err
-}
-
-func everyWorkHas(ctx context.Context, hc client.Client, works int, image string) (bool, error) {
-	have := 0
-	err := eachWork(ctx, hc, func(w *workv1alpha1.Work) {
-		if m, err := worksManifest(w); err == nil && strings.Contains(m, `"image":"`+image+`"`) {
-			have++
-		}
+	go follow(ctx, wc, &workv1alpha2.ResourceBindingList{}, []client.ListOption{client.InNamespace(ns)}, func(obj client.Object, deleted bool) {
+		b := obj.(*workv1alpha2.ResourceBinding)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		s := b.Spec.Suspension
+		h.bindings[b.Name] = !deleted && s != nil && s.Dispatching != nil && *s.Dispatching
 	})
-	return have == works, err
+	return h, nil
 }
 
-// eachWork calls do for every Work of a Deployment of the benchmark's
-// namespace, in every execution namespace.
-func eachWork(ctx context.Context, hc client.Client, do func(*workv1alpha1.Work)) error {
-	list := &workv1alpha1.WorkList{}
-	if err := hc.List(ctx, list); err != nil {
-		return err
-	}
-	for i := range list.Items {
-		w := &list.Items[i]
-		if m := works.FirstManifest(w); m != nil && m.GetKind() == "Deployment" && m.GetNamespace() == ns {
-			do(w)
+// follow lists, then watches, calling seen for every object and change;
+// an ended watch is started again from a new list. It returns when ctx
+// ends.
+func follow(ctx context.Context, wc client.WithWatch, list client.ObjectList, opts []client.ListOption, seen func(obj client.Object, deleted bool)) {
+	for ctx.Err() == nil {
+		l := list.DeepCopyObject().(client.ObjectList)
+		if err := wc.List(ctx, l, opts...); err != nil {
+			time.Sleep(poll)
+			continue
+		}
+		_ = meta.EachListItem(l, func(o k8sruntime.Object) error { seen(o.(client.Object), false); return nil })
+		w, err := wc.Watch(ctx, list.DeepCopyObject().(client.ObjectList),
+			append(slices.Clone(opts), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: l.GetResourceVersion()}})...)
+		if err != nil {
+			time.Sleep(poll)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if obj, ok := ev.Object.(client.Object); ok && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
+				seen(obj, ev.Type == watch.Deleted)
+			}
 		}
 	}
-	return nil
 }
 
-func worksManifest(w *workv1alpha1.Work) (string, error) {
-	if len(w.Spec.Workload.Manifests) == 0 {
-		return "", errors.New("no manifest")
-	}
-	return string(w.Spec.Workload.Manifests[0].Raw), nil
+// suspended is how many Works are suspended.
+func (h *hubWatch) suspended() int {
+	return h.count(func(w workState) bool { return w.suspended })
 }
+
+// have is how many Works carry image.
+func (h *hubWatch) have(image string) int {
+	return h.count(func(w workState) bool { return w.image == image })
+}
+
+func (h *hubWatch) count(pred func(workState) bool) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, w := range h.works {
+		if pred(w) {
+			n++
+		}
+	}
+	return n
+}
+
+// suspendedBindings is how many bindings carry the suspension.
+func (h *hubWatch) suspendedBindings() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, s := range h.bindings {
+		if s {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *hubWatch) stop() { h.cancel() }
 
 // memberWatches watch the benchmark's Deployments in every member: every
 // change while suspended is counted, and when each object first took an
@@ -610,43 +663,63 @@ func worksManifest(w *workv1alpha1.Work) (string, error) {
 type memberWatches struct {
 	mu      sync.Mutex
 	changed int
+	current map[string]string // member/name → image now
+	rv      map[string]string // member/name → resourceVersion last seen
+	cancel  context.CancelFunc
 	seen    map[string]map[string]time.Time // image → member/name → first seen
-	stops   []func()
 }
 
-func watchMembers(ctx context.Context, members map[string]kubernetes.Interface) (*memberWatches, error) {
-	w := &memberWatches{seen: map[string]map[string]time.Time{}}
-	for m, cs := range members {
-		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+func watchMembers(ctx context.Context, members map[string]*rest.Config) (*memberWatches, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &memberWatches{seen: map[string]map[string]time.Time{}, current: map[string]string{}, rv: map[string]string{}, cancel: cancel}
+	for m, cfg := range members {
+		wc, err := client.NewWithWatch(cfg, client.Options{Scheme: policy.NewScheme()})
 		if err != nil {
+			cancel()
 			return nil, err
 		}
-		wi, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-		if err != nil {
-			return nil, err
-		}
-		w.stops = append(w.stops, wi.Stop)
-		go func() {
-			for ev := range wi.ResultChan() {
-				d, ok := ev.Object.(*appsv1.Deployment)
-				if !ok || (ev.Type != watch.Modified && ev.Type != watch.Added) {
-					continue
-				}
-				at := time.Now()
-				w.mu.Lock()
-				w.changed++
-				img := imageOf(d)
-				if w.seen[img] == nil {
-					w.seen[img] = map[string]time.Time{}
-				}
-				if _, ok := w.seen[img][m+"/"+d.Name]; !ok {
-					w.seen[img][m+"/"+d.Name] = at
-				}
-				w.mu.Unlock()
+		go follow(ctx, wc, &appsv1.DeploymentList{}, []client.ListOption{client.InNamespace(ns)}, func(obj client.Object, deleted bool) {
+			d := obj.(*appsv1.Deployment)
+			key := m + "/" + d.Name
+			at := time.Now()
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if deleted {
+				delete(w.current, key)
+				delete(w.rv, key)
+				return
 			}
-		}()
+			if w.rv[key] == d.ResourceVersion {
+				return // seen again by a new list after a watch ended
+			}
+			if w.rv[key] != "" {
+				w.changed++
+			}
+			w.rv[key] = d.ResourceVersion
+			img := imageOf(d)
+			if w.seen[img] == nil {
+				w.seen[img] = map[string]time.Time{}
+			}
+			if _, ok := w.seen[img][key]; !ok {
+				w.seen[img][key] = at
+			}
+			w.current[key] = img
+		})
 	}
 	return w, nil
+}
+
+// have is how many member objects hold image now.
+func (w *memberWatches) have(image string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, img := range w.current {
+		if img == image {
+			n++
+		}
+	}
+	return n
 }
 
 // changes is how many member writes the watches saw so far (each
@@ -671,11 +744,7 @@ func (w *memberWatches) firstSeen(image string, since time.Time) []float64 {
 	return out
 }
 
-func (w *memberWatches) stop() {
-	for _, s := range w.stops {
-		s()
-	}
-}
+func (w *memberWatches) stop() { w.cancel() }
 
 func quantile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
@@ -807,4 +876,11 @@ func (r *result) print(out io.Writer) {
 		}
 		_ = t.Flush()
 	}
+}
+
+func imageOf(d *appsv1.Deployment) string {
+	if c := d.Spec.Template.Spec.Containers; len(c) > 0 {
+		return c[0].Image
+	}
+	return ""
 }
