@@ -17,10 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/overrides"
 )
 
@@ -103,7 +101,7 @@ func TestManifestWithOverrides(t *testing.T) {
 				&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
 				&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}},
 			}, tc.policies...)
-			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(objs...).Build()
+			c := fakeHub().WithObjects(objs...).Build()
 			m, applied, err := Manifest(overriddenTemplate(t), workv1alpha2.TargetCluster{Name: tc.cluster, Replicas: 2}, true,
 				Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, overrides.Karmada(c))
 			if err != nil {
@@ -202,7 +200,7 @@ data:
 			wantErr: "OverridePolicy shop/old spec.overriders cannot be applied: ", wantWhy: "/spec/nothing/here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
+			c := fakeHub().WithObjects(
 				&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}, tc.policy).Build()
 			tpl := decode(t, tc.template)
 			tpl.SetOwnerReferences(nil)
@@ -237,7 +235,7 @@ func TestOverriddenBindings(t *testing.T) {
 	}
 	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "ops-namespace"},
 		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: "ops"}}}
-	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).
+	c := fakeHub().
 		WithObjects(rb("shop", "web-deployment", "apps/v1", "Deployment", "web"), rb("shop", "cart-deployment", "apps/v1", "Deployment", "cart"),
 			rb("shop", "web-configmap", "v1", "ConfigMap", "web"), rb("blog", "web-deployment", "apps/v1", "Deployment", "web"), crb).
 		WithIndex(&workv1alpha2.ResourceBinding{}, ResourceKindIndex, resourceKind).

@@ -47,6 +47,9 @@ const PolicyIndex = "binding.federator.dev/policy"
 // it), when a gate it waits for opens, closes, appears or goes, and when an
 // override policy that may select its template comes, changes or goes.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
+	if err := indexWorks(mgr); err != nil {
+		return err
+	}
 	for _, clusterScoped := range []bool{false, true} {
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
 		name := "resourcebinding"
@@ -97,6 +100,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 // ClusterResourceBindings, the controller that aggregates Works' status. It
 // runs when the binding's spec or a Work's status changes.
 func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
+	if err := indexWorks(mgr); err != nil {
+		return err
+	}
 	for _, clusterScoped := range []bool{false, true} {
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
 		name := "resourcebinding-status"

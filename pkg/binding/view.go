@@ -2,11 +2,13 @@ package binding
 
 import (
 	"context"
+	"sync"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
@@ -100,15 +102,53 @@ func template(ctx context.Context, c client.Reader, b view) (*unstructured.Unstr
 	return t, err
 }
 
-// worksOf lists the binding's Works by its permanent id.
+// worksOf lists the binding's Works by its permanent id, through
+// WorkBindingIndex: a label selector would test every Work in the cache,
+// every reconcile of every binding (quadratic in templates × members).
 func worksOf(ctx context.Context, c client.Reader, b view) ([]workv1alpha1.Work, error) {
 	id := b.obj.GetLabels()[b.idLabel()]
 	if id == "" {
 		return nil, nil
 	}
 	works := &workv1alpha1.WorkList{}
-	err := c.List(ctx, works, client.MatchingLabels{b.idLabel(): id})
+	err := c.List(ctx, works, client.MatchingFields{WorkBindingIndex: b.idLabel() + "=" + id})
 	return works.Items, err
+}
+
+// WorkBindingIndex indexes Works by the binding they belong to: its
+// permanent-id label, as "<label>=<id>" (a ResourceBinding's or a
+// ClusterResourceBinding's).
+const WorkBindingIndex = "work.federator.dev/binding"
+
+// WorkBinding is WorkBindingIndex's value of a Work.
+func WorkBinding(o client.Object) []string {
+	var out []string
+	for _, l := range []string{workv1alpha2.ResourceBindingPermanentIDLabel, workv1alpha2.ClusterResourceBindingPermanentIDLabel} {
+		if id := o.GetLabels()[l]; id != "" {
+			out = append(out, l+"="+id)
+		}
+	}
+	return out
+}
+
+var (
+	indexedMu sync.Mutex
+	indexed   = map[client.FieldIndexer]bool{}
+)
+
+// indexWorks registers WorkBindingIndex with the manager's cache once,
+// whichever of this package's controllers is set up first.
+func indexWorks(mgr ctrl.Manager) error {
+	indexedMu.Lock()
+	defer indexedMu.Unlock()
+	if indexed[mgr.GetFieldIndexer()] {
+		return nil
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1alpha1.Work{}, WorkBindingIndex, WorkBinding); err != nil {
+		return err
+	}
+	indexed[mgr.GetFieldIndexer()] = true
+	return nil
 }
 
 // unstamped is the observedGeneration binding conditions carry: none, as in

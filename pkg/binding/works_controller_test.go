@@ -66,7 +66,7 @@ func newBindingTest(t *testing.T, suspension *policyv1alpha1.Suspension, funcs i
 	if suspension != nil {
 		rb.Spec.Suspension = &workv1alpha2.Suspension{Suspension: *suspension}
 	}
-	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).
+	hub := fakeHub().
 		WithObjects(dep, pp, rb,
 			servingDeployments("member1"), servingDeployments("member2")).
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha1.Work{}, &appsv1.Deployment{}).
@@ -412,4 +412,10 @@ func TestBindingReconcilerKeepsTheLastGoodManifestOfABrokenOverride(t *testing.T
 	if c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced"); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("WorksSynced = %+v once the policy is gone, want True", c)
 	}
+}
+
+// fakeHub is a fake hub client builder with the indexes the controllers
+// list by.
+func fakeHub() *fake.ClientBuilder {
+	return fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithIndex(&workv1alpha1.Work{}, WorkBindingIndex, WorkBinding)
 }
