@@ -24,6 +24,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -98,6 +100,9 @@ type result struct {
 	// writers: the ceiling for anything that must write every binding and
 	// Work, such as a suspension.
 	HubWriteRate float64 `json:"hubWritesPerSecond"`
+	// HubWorkWriteRate is the same for Works carrying one benchmark
+	// Deployment each: what a custom resource write costs the hub.
+	HubWorkWriteRate float64 `json:"hubWorkWritesPerSecond"`
 
 	Propagate      float64 `json:"propagateSeconds"`
 	SuspendVisible float64 `json:"suspensionVisibleSeconds"`
@@ -108,6 +113,11 @@ type result struct {
 
 	PropagationWrites map[string]float64 `json:"hubWritesPerTemplatePropagation"`
 	CycleWrites       map[string]float64 `json:"hubWritesPerTemplateCycle"`
+	// Reconciles are federator's reconciles per template, by controller
+	// and result (controller_runtime_reconcile_total): what its CPU goes
+	// to, and how many were redone (requeue, error).
+	PropagationReconciles map[string]float64 `json:"reconcilesPerTemplatePropagation"`
+	CycleReconciles       map[string]float64 `json:"reconcilesPerTemplateCycle"`
 
 	FederatorCPU   float64 `json:"federatorCPUSeconds"`
 	HubAPIServCPU  float64 `json:"hubAPIServerCPUSeconds"`
@@ -182,10 +192,10 @@ func run(ctx context.Context, o options) (r *result, err error) {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	logf("baseline: created in %.2fs, updated in %.2fs", r.BaselineCreate, r.BaselineUpdate)
-	if r.HubWriteRate, err = hubWriteRate(ctx, f, o.resources*o.members); err != nil {
+	if r.HubWriteRate, r.HubWorkWriteRate, err = hubWriteRate(ctx, f, o.resources*o.members); err != nil {
 		return nil, fmt.Errorf("hub write rate: %w", err)
 	}
-	logf("baseline: the hub takes %.0f writes/s", r.HubWriteRate)
+	logf("baseline: the hub takes %.0f ConfigMap writes/s, %.0f Work writes/s", r.HubWriteRate, r.HubWorkWriteRate)
 	return r, federated(ctx, f, o, dir, r)
 }
 
@@ -252,40 +262,73 @@ func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update fl
 	return create, update, err
 }
 
-// hubWriteRate creates n ConfigMaps on the hub, as fast as federator's hub
-// client may (its QPS and burst, 16 writers), and returns writes per second.
-func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (float64, error) {
+// hubWriteRate creates n ConfigMaps on the hub, then n Works carrying a
+// benchmark Deployment (in a namespace no controller reads), each as fast
+// as federator's hub client may (its QPS and burst, 16 writers), and
+// returns writes per second of each: what the hub API server takes of a
+// small built-in object and of the custom resource federator writes most.
+func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works float64, err error) {
 	cfg := rest.CopyConfig(f.Hub.Config)
 	o := hub.DefaultOptions()
 	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := client.New(cfg, client.Options{Scheme: policy.NewScheme()})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
+	}
+	// The Work CRD, as federator installs it when it starts.
+	if err := hub.Install(ctx, c); err != nil {
+		return 0, 0, err
 	}
 	const bns = "baseline-hub"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}}, metav1.CreateOptions{}); err != nil {
-		return 0, err
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}}); err != nil {
+		return 0, 0, err
 	}
-	began := time.Now()
-	err = parallel(16, n, func(i int) error {
-		_, err := cs.CoreV1().ConfigMaps(bns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name(i)},
-			Data: map[string]string{"k": strings.Repeat("v", 512)}}, metav1.CreateOptions{})
-		return err
-	})
-	if err != nil {
-		return 0, err
+	rate := func(newObject func(i int) (client.Object, error)) (float64, error) {
+		began := time.Now()
+		err := parallel(16, n, func(i int) error {
+			obj, err := newObject(i)
+			if err != nil {
+				return err
+			}
+			return c.Create(ctx, obj)
+		})
+		return float64(n) / time.Since(began).Seconds(), err
 	}
-	if err := cs.CoreV1().Namespaces().Delete(ctx, bns, metav1.DeleteOptions{}); err != nil {
-		return 0, err
+	if configMaps, err = rate(func(i int) (client.Object, error) {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: bns, Name: name(i)},
+			Data: map[string]string{"k": strings.Repeat("v", 512)}}, nil
+	}); err != nil {
+		return 0, 0, err
 	}
-	return float64(n) / time.Since(began).Seconds(), nil
+	if works, err = rate(func(i int) (client.Object, error) {
+		raw, err := json.Marshal(framework.NewDeployment(ns, name(i), imageV1))
+		return &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: bns, Name: name(i)},
+			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{
+				Manifests: []workv1alpha1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: raw}}}}}}, err
+	}); err != nil {
+		return 0, 0, err
+	}
+	// Gone before federator starts, so its caches hold none of them (the
+	// bench hub runs no namespace controller to empty the namespace).
+	if err := c.DeleteAllOf(ctx, &workv1alpha1.Work{}, client.InNamespace(bns)); err != nil {
+		return 0, 0, err
+	}
+	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(bns)); err != nil {
+		return 0, 0, err
+	}
+	return configMaps, works, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}})
 }
 
 func name(i int) string { return fmt.Sprintf("web-%05d", i) }
 
 // federated measures federator: propagation, then suspend → update → resume.
 func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *result) (err error) {
-	ctrl, err := startController(ctx, o.federator, f.Hub.KubeconfigPath, filepath.Join(dir, "federator.log"), o.controllerArgs)
+	metricsAddr, err := freeAddress()
+	if err != nil {
+		return err
+	}
+	ctrl, err := startController(ctx, o.federator, f.Hub.KubeconfigPath, filepath.Join(dir, "federator.log"),
+		append([]string{"--metrics-bind-address", metricsAddr}, o.controllerArgs...))
 	if err != nil {
 		return err
 	}
@@ -335,6 +378,10 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	if err != nil {
 		return err
 	}
+	reconcilesBefore, err := scrapeReconciles(ctx, metricsAddr)
+	if err != nil {
+		return err
+	}
 
 	// Progress is followed by watches, in the members and on the hub: a
 	// poll that lists every object would itself load the API servers
@@ -374,6 +421,11 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}
 	r.propagationRaw = afterPropagation.Since(before)
 	r.PropagationWrites = perTemplate(r.propagationRaw, o.resources)
+	reconcilesPropagation, err := scrapeReconciles(ctx, metricsAddr)
+	if err != nil {
+		return err
+	}
+	r.PropagationReconciles = perTemplateCount(framework.Delta(reconcilesPropagation, reconcilesBefore), o.resources)
 
 	// Suspend all → update → resume, with every member watched throughout.
 	watchers.changes()
@@ -422,6 +474,11 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}
 	r.cycleRaw = afterCycle.Since(afterPropagation)
 	r.CycleWrites = perTemplate(r.cycleRaw, o.resources)
+	reconcilesCycle, err := scrapeReconciles(ctx, metricsAddr)
+	if err != nil {
+		return err
+	}
+	r.CycleReconciles = perTemplateCount(framework.Delta(reconcilesCycle, reconcilesPropagation), o.resources)
 	r.FederatorCPU = cpuSeconds(ctrl.pid()) - cpuBefore[0]
 	r.HubAPIServCPU = cpuSeconds(apiserverPID) - cpuBefore[1]
 	r.FederatorPeak = peakRSSMB(ctrl.pid())
@@ -764,9 +821,67 @@ func perTemplate(w framework.Writes, n int) map[string]float64 {
 		if k.Subresource != "" {
 			res += "/" + k.Subresource
 		}
-		out[k.Verb+" "+res] += v / float64(n)
+		key := k.Verb + " " + res
+		if k.Code == "409" {
+			key += " (409 Conflict)"
+		}
+		out[key] += v / float64(n)
 	}
 	return out
+}
+
+// scrapeReconciles reads federator's controller_runtime_reconcile_total,
+// by "controller (result)".
+func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("federator metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	const prefix = `controller_runtime_reconcile_total{`
+	for sc.Scan() {
+		line := sc.Text()
+		end := strings.LastIndexByte(line, '}')
+		if !strings.HasPrefix(line, prefix) || end < 0 {
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range strings.Split(line[len(prefix):end], ",") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("federator metrics: %q: %w", line, err)
+		}
+		out[labels["controller"]+" ("+labels["result"]+")"] += v
+	}
+	return out, sc.Err()
+}
+
+func perTemplateCount(m map[string]float64, n int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		out[k] = v / float64(n)
+	}
+	return out
+}
+
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // cpuSeconds is the user + system CPU time of pid so far.
@@ -842,6 +957,17 @@ func (r *result) print(out io.Writer) {
 	floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
 	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t%.2fs\t%s (direct: %d writes at the hub's %.0f/s)\n",
 		r.SuspendVisible, floor, ratio(r.SuspendVisible, floor), r.Resources+r.Resources*r.Members, r.HubWriteRate)
+	// What the hub alone needs for the writes each phase made, at the rate
+	// it takes Works: below this no change to federator's own code goes
+	// without cutting writes (or the hub's cost per write).
+	for _, phase := range []struct {
+		name   string
+		writes framework.Writes
+	}{{"propagation", r.propagationRaw}, {"suspend → update → resume", r.cycleRaw}} {
+		n := phase.writes.Total("leases")
+		fmt.Fprintf(t, "hub alone, the writes of the %s\t%.2fs\t\t(%.0f writes at the hub's %.0f Work writes/s)\n",
+			phase.name, n/r.HubWorkWriteRate, n, r.HubWorkWriteRate)
+	}
 	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
 	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
 	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
@@ -853,7 +979,9 @@ func (r *result) print(out io.Writer) {
 	for _, part := range []struct {
 		name string
 		w    map[string]float64
-	}{{"propagation", r.PropagationWrites}, {"suspend → update → resume", r.CycleWrites}} {
+	}{{"hub writes per template, propagation (leases left out)", r.PropagationWrites}, {"hub writes per template, suspend → update → resume (leases left out)", r.CycleWrites},
+		{"federator reconciles per template, propagation", r.PropagationReconciles},
+		{"federator reconciles per template, suspend → update → resume", r.CycleReconciles}} {
 		var total float64
 		keys := make([]string, 0, len(part.w))
 		for k, v := range part.w {
@@ -869,7 +997,7 @@ func (r *result) print(out io.Writer) {
 			}
 			return strings.Compare(a, b)
 		})
-		fmt.Fprintf(out, "\nhub writes per template, %s: %.2f (leases left out)\n", part.name, total)
+		fmt.Fprintf(out, "\n%s: %.2f\n", part.name, total)
 		t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		for _, k := range keys {
 			fmt.Fprintf(t, "  %s\t%.2f\n", k, part.w[k])
