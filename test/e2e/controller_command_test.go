@@ -76,4 +76,3 @@ spec:
 		Expect(string(session.Err.Contents())).To(ContainSubstring("--kubeconfig is required"))
 	})
 })
-

@@ -40,6 +40,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-logr/logr"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -53,6 +54,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/works"
@@ -142,6 +144,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "benchfleet: -o %q: want table or json\n", o.output)
 		os.Exit(2)
 	}
+	// envtest logs through controller-runtime; the fleet's own logs are not
+	// the benchmark's output.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := run(ctx, o)
