@@ -126,3 +126,14 @@ up: build binaries
 
 clean:
 	rm -rf $(BIN) .fleet
+
+# A fleet of kind clusters (hub + KIND_MEMBERS members) where Docker allows
+# privileged containers; `federator up --provider kind` says what is missing
+# where it does not. kind-down deletes what a killed kind-up left.
+KIND_MEMBERS ?= 2
+.PHONY: kind-up kind-down
+kind-up: build
+	hack/kind-up.sh $(KIND_MEMBERS)
+
+kind-down:
+	hack/kind-down.sh

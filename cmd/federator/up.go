@@ -78,7 +78,7 @@ answers, starts privileged containers and has the node image, and says what is m
 	f.BoolVar(&workloads, "workloads", true, "members run pods: kube-scheduler and simulated nodes (kwok), so Deployments become Available; false gives bare API servers")
 	f.IntVar(&nodes, "nodes", fleet.DefaultNodes, "simulated nodes per member with --workloads, each with 4 CPUs, 8Gi memory and 110 pods allocatable")
 	f.StringVar(&provider, "provider", providerLocal, "what the clusters are: local (API servers run here, no Docker needed) or kind (kind clusters in Docker)")
-	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present, as `make kind-image` builds it, else kind's default "+kindfleet.DefaultKindImage+")")
+	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present locally, else kind's default "+kindfleet.DefaultKindImage+")")
 	f.StringVar(&kindPrefix, "kind-prefix", kindfleet.DefaultPrefix, "with --provider kind: the kind clusters' names start with it (PREFIX-hub, PREFIX-member1, ...), so fleets with different prefixes coexist")
 	addHubFlags(f, &o)
 	return cmd

@@ -15,8 +15,9 @@ const (
 	// DefaultKindImage is the node image kind v0.30.0 uses unless told
 	// otherwise (Kubernetes v1.34.0); it is pulled from Docker Hub.
 	DefaultKindImage = defaults.Image
-	// LocalNodeImage is the node image `make kind-image` builds offline
-	// (Kubernetes v1.34.1); it is preferred when present.
+	// LocalNodeImage is the name of a node image built here without a
+	// registry (Kubernetes v1.34.1, issue 16's offline build); it is
+	// preferred when present.
 	LocalNodeImage = "federator/kind-node:v1.34.1"
 	// DefaultPrefix starts every cluster name: federator-hub,
 	// federator-member1, ... Fleets with different prefixes coexist.
@@ -29,7 +30,7 @@ const (
 )
 
 // ChooseNodeImage is the node image a fleet uses: the one asked for, else
-// the image `make kind-image` built when it is present locally, else kind's
+// LocalNodeImage when it is present locally, else kind's
 // default.
 func ChooseNodeImage(asked string, localImagePresent bool) string {
 	switch {

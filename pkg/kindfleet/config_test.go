@@ -19,7 +19,7 @@ func TestChooseNodeImage(t *testing.T) {
 		want         string
 	}{
 		{"the image asked for wins", "example/node:v1", true, "example/node:v1"},
-		{"the image make kind-image built, when present", "", true, LocalNodeImage},
+		{"the locally built image, when present", "", true, LocalNodeImage},
 		{"kind's default otherwise", "", false, DefaultKindImage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

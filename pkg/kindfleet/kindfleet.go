@@ -61,8 +61,8 @@ var _ fleet.Running = (*Fleet)(nil)
 // Endpoints returns how to reach the hub and each member.
 func (f *Fleet) Endpoints() (fleet.Endpoint, []fleet.Endpoint) { return f.Hub, f.Members }
 
-// ResolveNodeImage is asked, or the image `make kind-image` built if
-// Docker has it, or kind's default.
+// ResolveNodeImage is asked, or LocalNodeImage if Docker has it, or
+// kind's default.
 func ResolveNodeImage(ctx context.Context, asked string) string {
 	if asked != "" {
 		return asked

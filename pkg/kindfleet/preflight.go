@@ -86,9 +86,10 @@ func dockerMessage(stderr string) string {
 // Preflight checks, before anything is created, that this machine can run
 // a kind fleet from nodeImage: the docker command exists and a daemon
 // answers, the daemon starts privileged containers (every kind node is
-// one), and the node image is present or can be pulled (the image `make
-// kind-image` builds is never pulled). It returns a *PreflightError naming each problem, or nil. It
-// leaves nothing behind: its probe container and image are removed.
+// one), and the node image is present or can be pulled (LocalNodeImage,
+// which no registry serves, is never pulled). It returns a *PreflightError
+// naming each problem, or nil. It leaves nothing behind: its probe
+// container and image are removed.
 func Preflight(ctx context.Context, nodeImage string) error {
 	return docker{command: "docker"}.preflight(ctx, nodeImage)
 }
@@ -115,22 +116,22 @@ func (d docker) preflight(ctx context.Context, nodeImage string) error {
 }
 
 // imageProblem says why nodeImage cannot be had, or "" if it is present
-// (or was pulled, if mayPull). The image `make kind-image` builds is never
-// pulled: no registry has it.
+// (or was pulled, if mayPull). LocalNodeImage is never pulled: no
+// registry serves it.
 func (d docker) imageProblem(ctx context.Context, nodeImage string, mayPull bool) string {
 	_, err := d.run(ctx, nil, "image", "inspect", "--format", "{{.Id}}", nodeImage)
 	switch {
 	case err == nil:
 		return ""
 	case nodeImage == LocalNodeImage:
-		return fmt.Sprintf("node image %s is not present locally (docker image inspect: %v); build it with `make kind-image`, or pass another --node-image, %s",
+		return fmt.Sprintf("node image %s is not present locally (docker image inspect: %v); build or load it (docker load), or pass another --node-image, %s",
 			nodeImage, err, noDockerNeeded)
 	case !mayPull:
-		return fmt.Sprintf("node image %s is not present locally (it is pulled once the problem above is solved), or build one offline with `make kind-image`, %s",
+		return fmt.Sprintf("node image %s is not present locally (it is pulled once the problem above is solved), %s",
 			nodeImage, noDockerNeeded)
 	}
 	if _, err := d.run(ctx, nil, "pull", nodeImage); err != nil {
-		return fmt.Sprintf("node image %s is not present locally and cannot be pulled (docker pull: %v); build one offline with `make kind-image`, or load one with `docker load` and pass it with --node-image, %s",
+		return fmt.Sprintf("node image %s is not present locally and cannot be pulled (docker pull: %v); load a kind node image (docker load) and pass it with --node-image, %s",
 			nodeImage, err, noDockerNeeded)
 	}
 	return ""

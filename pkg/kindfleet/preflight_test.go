@@ -165,7 +165,7 @@ func TestPreflightNamesEveryProblemOnOneLineEach(t *testing.T) {
 	want = append(want, line{
 		"node image " + LocalNodeImage + " is not present locally (docker image inspect: ",
 		"No such image",
-		"); build it with `make kind-image`, or pass another --node-image, or run `federator up` without --provider kind, which needs no Docker",
+		"); build or load it (docker load), or pass another --node-image, or run `federator up` without --provider kind, which needs no Docker",
 	})
 	if len(got) != len(want) {
 		t.Fatalf("problems:\n%s\nwant %d lines", strings.Join(got, "\n"), len(want))
@@ -194,13 +194,13 @@ func TestImageProblem(t *testing.T) {
 	const absent = "federator.invalid/absent-node:v0"
 
 	if got, want := d.imageProblem(ctx, absent, false),
-		"node image "+absent+" is not present locally (it is pulled once the problem above is solved), or build one offline with `make kind-image`, or run `federator up` without --provider kind, which needs no Docker"; got != want {
+		"node image "+absent+" is not present locally (it is pulled once the problem above is solved), or run `federator up` without --provider kind, which needs no Docker"; got != want {
 		t.Errorf("without pulling:\n got %s\nwant %s", got, want)
 	}
 	got := d.imageProblem(ctx, absent, true)
 	for _, want := range []string{
 		"node image " + absent + " is not present locally and cannot be pulled (docker pull: Error response from daemon: ",
-		"build one offline with `make kind-image`",
+		"load a kind node image (docker load) and pass it with --node-image",
 		"which needs no Docker",
 	} {
 		if !strings.Contains(got, want) {
