@@ -76,6 +76,8 @@ fmt:
 unit: binaries
 	go test ./apis/... ./config/... ./pkg/... ./cmd/...
 
+# FLEET=kind runs the suite on kind clusters (README: kind fleets); the
+# default is the local fleet, which needs no Docker.
 e2e: binaries build
 	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
 
