@@ -50,6 +50,11 @@ type Fleet struct {
 	log     io.Writer
 
 	stopOnce sync.Once
+
+	// network is kind's Docker network; ownsNetwork says it did not exist
+	// before this fleet.
+	network     string
+	ownsNetwork bool
 }
 
 type created struct {
@@ -131,7 +136,11 @@ func (p *Plan) Start(ctx context.Context, log io.Writer) (_ *Fleet, err error) {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kind fleet: creating kubeconfig directory: %w", err)
 	}
-	f := &Fleet{provider: p.provider, log: log}
+	f := &Fleet{provider: p.provider, log: log, network: kindNetwork()}
+	// kind creates its Docker network on the first cluster and never
+	// removes it; a fleet that brought it removes it again.
+	_, inspectErr := docker{command: "docker"}.run(ctx, nil, "network", "inspect", f.network)
+	f.ownsNetwork = inspectErr != nil
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, f.Stop())
@@ -246,7 +255,23 @@ func (f *Fleet) deleteAll() error {
 			errs = append(errs, err)
 		}
 	}
+	if f.ownsNetwork {
+		// Fails while another fleet's nodes use it: then it is theirs too.
+		_, err := docker{command: "docker"}.run(context.Background(), nil, "network", "rm", f.network)
+		if err != nil && !strings.Contains(err.Error(), "active endpoints") && !strings.Contains(err.Error(), "not found") {
+			errs = append(errs, fmt.Errorf("kind fleet: removing Docker network %s: %w", f.network, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// kindNetwork is the Docker network kind puts nodes on (kind's
+// KIND_EXPERIMENTAL_DOCKER_NETWORK, else "kind").
+func kindNetwork() string {
+	if n := os.Getenv("KIND_EXPERIMENTAL_DOCKER_NETWORK"); n != "" {
+		return n
+	}
+	return "kind"
 }
 
 func (f *Fleet) printf(format string, args ...any) {

@@ -1,6 +1,8 @@
 package kindfleet
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -22,6 +24,16 @@ func daemonAnswers(t *testing.T) docker {
 		t.Skipf("no Docker daemon answers: %v", err)
 	}
 	return d
+}
+
+// emptyTar is a tar archive of nothing, for `docker import`.
+func emptyTar(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tar.NewWriter(&b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // problems is what preflight reports, failing the test if it returns
