@@ -84,9 +84,6 @@ type Plan struct {
 	provider *cluster.Provider
 }
 
-// NodeImage is the node image the fleet is made of.
-func (p *Plan) NodeImage() string { return p.o.NodeImage }
-
 // Check validates o, chooses the node image and checks the machine
 // (Preflight) and that no kind cluster of the fleet's names exists. It
 // creates nothing: a *PreflightError says what the machine lacks.
