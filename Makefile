@@ -76,6 +76,8 @@ fmt:
 unit: binaries
 	go test ./apis/... ./config/... ./pkg/... ./cmd/...
 
+# FLEET=kind runs the suite on kind clusters (README: kind fleets); the
+# default is the local fleet, which needs no Docker.
 e2e: binaries build
 	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
 
@@ -126,3 +128,14 @@ up: build binaries
 
 clean:
 	rm -rf $(BIN) .fleet
+
+# A fleet of kind clusters (hub + KIND_MEMBERS members) where Docker allows
+# privileged containers; `federator up --provider kind` says what is missing
+# where it does not. kind-down deletes what a killed kind-up left.
+KIND_MEMBERS ?= 2
+.PHONY: kind-up kind-down
+kind-up: build
+	hack/kind-up.sh $(KIND_MEMBERS)
+
+kind-down:
+	hack/kind-down.sh

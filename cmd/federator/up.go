@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/federator-dev/federator/config/samples"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/kindfleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
 )
@@ -31,13 +33,20 @@ func newUpCommand() *cobra.Command {
 		controllerManager bool
 		workloads         bool
 		nodes             int
+		provider          string
+		nodeImage         string
+		kindPrefix        string
 	)
 	cmd := &cobra.Command{
 		Use:   "up --members N --dir DIR",
 		Short: "Start a local fleet (a hub and N member clusters of real API servers) and run the controllers",
 		Long: `Start a hub and members member1..N, each a real kube-apiserver + etcd, register the
 members as Karmada Clusters, run federator's controllers, and write DIR/hub.kubeconfig,
-DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
+DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.
+
+With --provider kind the hub and members are kind clusters (Docker containers running
+real nodes) named PREFIX-hub, PREFIX-member1, ...; it first checks that a Docker daemon
+answers, starts privileged containers and has the node image, and says what is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if members < 1 {
@@ -52,8 +61,12 @@ DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
 			if nodes < 1 {
 				return fmt.Errorf("--nodes is %d: a member that runs workloads needs at least one node", nodes)
 			}
+			if err := flagsOfProvider(cmd.Flags(), provider); err != nil {
+				return err
+			}
 			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, dir: dir, binDir: binDir,
-				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o})
+				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o,
+				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix})
 		},
 	}
 	f := cmd.Flags()
@@ -64,6 +77,9 @@ DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.`,
 	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager in every cluster: on the hub the namespace, garbage-collector and serviceaccount-token controllers only; in members also the service-account and workload controllers")
 	f.BoolVar(&workloads, "workloads", true, "members run pods: kube-scheduler and simulated nodes (kwok), so Deployments become Available; false gives bare API servers")
 	f.IntVar(&nodes, "nodes", fleet.DefaultNodes, "simulated nodes per member with --workloads, each with 4 CPUs, 8Gi memory and 110 pods allocatable")
+	f.StringVar(&provider, "provider", providerLocal, "what the clusters are: local (API servers run here, no Docker needed) or kind (kind clusters in Docker)")
+	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present locally, else kind's default "+kindfleet.DefaultKindImage+")")
+	f.StringVar(&kindPrefix, "kind-prefix", kindfleet.DefaultPrefix, "with --provider kind: the kind clusters' names start with it (PREFIX-hub, PREFIX-member1, ...), so fleets with different prefixes coexist")
 	addHubFlags(f, &o)
 	return cmd
 }
@@ -76,9 +92,55 @@ type upOptions struct {
 	workloads         bool
 	nodes             int
 	hub               hub.Options
+	provider          string
+	nodeImage         string
+	kindPrefix        string
+}
+
+const (
+	providerLocal = "local"
+	providerKind  = "kind"
+)
+
+// localOnlyFlags and kindOnlyFlags mean nothing to the other provider; set
+// there, they are refused rather than silently ignored.
+var (
+	localOnlyFlags = []string{"bin-dir", "controller-manager", "workloads", "nodes"}
+	kindOnlyFlags  = []string{"node-image", "kind-prefix"}
+)
+
+func flagsOfProvider(flags *pflag.FlagSet, provider string) error {
+	var foreign []string
+	switch provider {
+	case providerLocal:
+		foreign = kindOnlyFlags
+	case providerKind:
+		foreign = localOnlyFlags
+	default:
+		return fmt.Errorf("--provider %q: use %s (no Docker needed) or %s", provider, providerLocal, providerKind)
+	}
+	for _, name := range foreign {
+		if flags.Changed(name) {
+			return fmt.Errorf("--%s does not apply to --provider %s", name, provider)
+		}
+	}
+	return nil
 }
 
 func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
+	// A kind fleet is checked before anything is written: a machine that
+	// cannot run it is told so and keeps nothing.
+	var kindPlan *kindfleet.Plan
+	if o.provider == providerKind {
+		kindPlan, err = kindfleet.Check(ctx, kindfleet.Options{Dir: o.dir, Members: o.members, NodeImage: o.nodeImage, Prefix: o.kindPrefix})
+		var preflight *kindfleet.PreflightError
+		if errors.As(err, &preflight) {
+			return fmt.Errorf("--provider kind cannot run on this machine:\n  %s", strings.Join(preflight.Problems, "\n  "))
+		}
+		if err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("--dir %s: %w", o.dir, err)
 	}
@@ -89,14 +151,15 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	defer logFile.Close()
 	ctrl.SetLogger(newLogger(logFile, o.hub.Verbosity))
 
-	crdList, err := crds.CRDs()
-	if err != nil {
-		return err
+	var f fleet.Running
+	if kindPlan != nil {
+		// Creating kind clusters takes minutes: progress goes to the terminal too.
+		f, err = kindPlan.Start(ctx, io.MultiWriter(out, logFile))
+	} else {
+		f, err = startLocalFleet(ctx, o, logFile)
 	}
-	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
-		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: logFile})
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !errors.Is(err, kindfleet.ErrLeftBehind) {
 			// Interrupted while starting: Start stopped what it started.
 			fmt.Fprintln(out, "federator: interrupted during start-up; everything it started is stopped")
 			return nil
@@ -109,12 +172,13 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 		}
 		fmt.Fprintln(out, "federator: fleet stopped")
 	}()
+	hubEndpoint, memberEndpoints := f.Endpoints()
 
-	hubClient, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+	hubClient, err := client.New(hubEndpoint.Config, client.Options{Scheme: policy.NewScheme()})
 	if err != nil {
 		return err
 	}
-	for _, m := range f.Members {
+	for _, m := range memberEndpoints {
 		if err := membership.Register(ctx, hubClient, m.Name, m.Config); err != nil {
 			return err
 		}
@@ -125,7 +189,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	readyErr := make(chan error, 1)
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- hub.Run(runCtx, f.Hub.Config, o.hub, func() {
+		runErr <- hub.Run(runCtx, hubEndpoint.Config, o.hub, func() {
 			if o.sample {
 				if err := yamldocs.Apply(runCtx, hubClient, samples.Rollout, client.FieldOwner("federator-sample")); err != nil {
 					readyErr <- fmt.Errorf("apply the sample rollout: %w", err)
@@ -147,18 +211,19 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	}
 }
 
-func printReady(out io.Writer, f *fleet.Fleet, binDir string, sample bool) {
-	dir := filepath.Dir(f.Hub.KubeconfigPath)
+func printReady(out io.Writer, f fleet.Running, binDir string, sample bool) {
+	hubEndpoint, members := f.Endpoints()
+	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
 	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything\n",
-		len(f.Members), dir)
+		len(members), dir)
 	if !sample {
 		return
 	}
 	var memberNames []string
-	for _, m := range f.Members {
+	for _, m := range members {
 		memberNames = append(memberNames, m.Name)
 	}
-	hubKC := shellQuote(f.Hub.KubeconfigPath)
+	hubKC := shellQuote(hubEndpoint.KubeconfigPath)
 	// Every command is printed to be pasted into a shell as is: arguments
 	// holding ( ) [ ] ? or " are single-quoted.
 	fmt.Fprintf(out, `
@@ -196,6 +261,21 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 	}
 	fmt.Fprintf(out, "%d. Release everyone:\n  kubectl --kubeconfig %s -n demo patch pp web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/suspension\"}]'\n",
 		step, hubKC)
+}
+
+// startLocalFleet starts API servers on this machine, with the CRDs
+// installed as they start.
+func startLocalFleet(ctx context.Context, o upOptions, log io.Writer) (fleet.Running, error) {
+	crdList, err := crds.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
+		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: log})
+	if err != nil {
+		return nil, err // not a nil *fleet.Fleet in a non-nil interface
+	}
+	return f, nil
 }
 
 func isExecutable(path string) bool {

@@ -154,7 +154,7 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 	c.Config.Host = strings.TrimSuffix(c.Config.Host, "/")
 
 	c.KubeconfigPath = spec.kubeconfigPath
-	if err := writeKubeconfig(c.KubeconfigPath, c.Name, c.Config); err != nil {
+	if err := WriteKubeconfig(c.KubeconfigPath, c.Name, c.Config); err != nil {
 		return c, fmt.Errorf("fleet: %s: writing kubeconfig: %w", spec.name, err)
 	}
 
@@ -171,9 +171,9 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 			rootCAFile: filepath.Join(workDir, "ca.crt"),
 		}
 		if spec.name == HubName {
-			cm.controllers = hubControllers
+			cm.controllers = HubControllers
 		}
-		if err := writeKubeconfig(cm.kubeconfig, c.Name, c.Config); err != nil {
+		if err := WriteKubeconfig(cm.kubeconfig, c.Name, c.Config); err != nil {
 			return c, fmt.Errorf("fleet: %s: writing kube-controller-manager kubeconfig: %w", spec.name, err)
 		}
 		if err := os.WriteFile(cm.rootCAFile, c.Config.CAData, 0o600); err != nil {
@@ -300,9 +300,9 @@ func (c *Cluster) openLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// writeKubeconfig writes admin credentials for cluster name with a context
+// WriteKubeconfig writes admin credentials for cluster name with a context
 // of the same name as the current context.
-func writeKubeconfig(path, name string, cfg *rest.Config) error {
+func WriteKubeconfig(path, name string, cfg *rest.Config) error {
 	user := name + "-admin"
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[name] = &clientcmdapi.Cluster{

@@ -7,12 +7,13 @@ import (
 	"strings"
 )
 
-// hubControllers are what the hub runs: like Karmada's control plane, no
+// HubControllers are what the hub runs: like Karmada's control plane, no
 // workload controllers, so a Deployment there stays a template. namespace
 // lets namespaces be deleted, garbage-collector cascades owner references,
 // and serviceaccount-token fills ServiceAccount token Secrets, which tools
-// that impersonate through a hub ServiceAccount wait for.
-var hubControllers = []string{
+// that impersonate through a hub ServiceAccount wait for. A kind fleet's hub
+// (pkg/kindfleet) runs the same list.
+var HubControllers = []string{
 	"namespace-controller",
 	"garbage-collector-controller",
 	"serviceaccount-token-controller",

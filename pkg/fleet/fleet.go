@@ -37,7 +37,7 @@ type Options struct {
 	// cluster: on the hub only the namespace, garbage-collector and
 	// serviceaccount-token controllers (templates stay templates); in
 	// members the controllers a cluster has for service accounts and
-	// workloads (hubControllers, memberControllers), signing tokens with
+	// workloads (HubControllers, memberControllers), signing tokens with
 	// the key each API server verifies.
 	ControllerManager bool
 	// Workloads makes members run pods: kube-scheduler, Nodes simulated

@@ -56,7 +56,7 @@ func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (
 		}
 	}()
 	kubeconfig := filepath.Join(c.workDir, "workloads.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, c.Name, c.Config); err != nil {
+	if err := WriteKubeconfig(kubeconfig, c.Name, c.Config); err != nil {
 		return nil, fmt.Errorf("fleet: %s: %w", c.Name, err)
 	}
 

@@ -25,8 +25,8 @@ type cliRun struct {
 
 // hubKubeconfig is the suite's hub kubeconfig file and hubConfig its admin
 // access: the one place the CLI specs read the suite's fleet.
-func hubKubeconfig() string   { return env.Fleet.Hub.KubeconfigPath }
-func hubConfig() *rest.Config { return env.Fleet.Hub.Config }
+func hubKubeconfig() string   { return env.HubEndpoint.KubeconfigPath }
+func hubConfig() *rest.Config { return env.HubEndpoint.Config }
 
 // federatorCLI runs `federator ARGS --kubeconfig HUB` as a person would,
 // with the binary the suite built.

@@ -340,11 +340,21 @@ func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
 	return out
 }
 
+// localFleet is the suite's local fleet, for specs that reach into it
+// (stop a member's API server, slow it down); with FLEET=kind they skip.
+func localFleet() *fleet.Fleet {
+	GinkgoHelper()
+	if env.Fleet == nil {
+		Skip(fmt.Sprintf("needs the local fleet's own API server processes; the suite runs on FLEET=%s", fleetProvider))
+	}
+	return env.Fleet
+}
+
 // leave deletes member's Cluster from the hub, as an operator unregistering
 // it would; rejoin registers it again (at the latest when the spec ends).
 func leave(member string) (rejoin func()) {
 	GinkgoHelper()
-	m := env.Fleet.Member(member)
+	m := env.MemberEndpoints[member]
 	var once sync.Once
 	rejoin = func() {
 		once.Do(func() { Expect(membership.Register(ctx, hubClient, member, m.Config)).To(Succeed()) })

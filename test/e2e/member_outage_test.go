@@ -21,11 +21,11 @@ var _ = Describe("a member outage", func() {
 	}
 
 	It("does not delay the other members, and the member catches up when it is back", func() {
+		member2 := localFleet().Member("member2")
 		propagatedEverywhere(ns, name)
 		Expect(clusterReady("member2")).To(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue)))
 
 		By("stopping member2's API server")
-		member2 := env.Fleet.Member("member2")
 		Expect(member2.StopAPIServer()).To(Succeed())
 		restarted := false
 		DeferCleanup(func() {

@@ -9,10 +9,10 @@ var _ = Describe("a hung member", func() {
 	const ns, name = "hung", "web"
 
 	It("does not delay the other members, and catches up when it answers again", func() {
+		member2 := localFleet().Member("member2")
 		propagatedEverywhere(ns, name)
 
 		By("freezing member2's API server: connections open, nothing answers")
-		member2 := env.Fleet.Member("member2")
 		Expect(member2.PauseAPIServer()).To(Succeed())
 		resumed := false
 		DeferCleanup(func() {

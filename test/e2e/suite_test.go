@@ -1,7 +1,8 @@
 // Package e2e holds the end-to-end suite: a local fleet of real API servers
 // (a hub and three members), federator's controllers running against it,
 // and tests that read the member API servers directly. One file per
-// behaviour a user relies on.
+// behaviour a user relies on. FLEET=kind makes the suite's fleet of kind
+// clusters instead; specs that need the local fleet's internals skip then.
 package e2e
 
 import (
@@ -49,6 +50,15 @@ func freeAddress() string {
 
 const memberCount = 3
 
+// fleetProvider is what the suite's clusters are: $FLEET, local unless
+// told (framework.ProviderLocal or framework.ProviderKind).
+var fleetProvider = func() string {
+	if p := os.Getenv("FLEET"); p != "" {
+		return p
+	}
+	return framework.ProviderLocal
+}()
+
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	SetDefaultEventuallyTimeout(60 * time.Second)
@@ -72,8 +82,8 @@ var _ = BeforeSuite(func() {
 	webhookAddr = freeAddress()
 	o.WebhookAddr = webhookAddr
 	env, err = framework.Start(context.Background(), framework.Options{Dir: GinkgoT().TempDir(), Members: memberCount,
-		BinDir: binDir, Log: GinkgoWriter, Controllers: o})
-	Expect(err).NotTo(HaveOccurred())
+		BinDir: binDir, Log: GinkgoWriter, Controllers: o, Provider: fleetProvider, KindPrefix: "federator-e2e"})
+	Expect(err).NotTo(HaveOccurred(), "starting the suite's fleet (FLEET=%s; without FLEET the suite runs on the local fleet, which needs no Docker)", fleetProvider)
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	hubClient, members, memberCS = env.Hub, env.Members, env.MemberCS
 })

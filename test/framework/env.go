@@ -28,7 +28,14 @@ import (
 	"github.com/federator-dev/federator/config/crds"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/kindfleet"
 	"github.com/federator-dev/federator/pkg/membership"
+)
+
+// Fleet providers: what the clusters of Options.Provider are.
+const (
+	ProviderLocal = "local"
+	ProviderKind  = "kind"
 )
 
 // Options say what fleet Start starts and how the controllers run.
@@ -49,6 +56,12 @@ type Options struct {
 	Nodes     int
 	// Log receives the fleet's progress lines; may be nil.
 	Log io.Writer
+	// Provider says what the clusters are: ProviderLocal (also "") or
+	// ProviderKind (kind clusters; ControllerManager, Workloads, Nodes and
+	// BinDir do not apply, members are real clusters).
+	Provider string
+	// KindPrefix starts the kind clusters' names; "" is kindfleet's default.
+	KindPrefix string
 	// Controllers are the options federator's controllers run with.
 	Controllers hub.Options
 	// WrapHubTransport, when set, wraps the transport of Env.Hub (the
@@ -61,7 +74,14 @@ type Options struct {
 // Env is a running fleet, federator's controllers running against its hub
 // in this process, and the test's own clients.
 type Env struct {
+	// Fleet is the local fleet, for what only it can do (stop a member's
+	// API server, slow it down); nil with ProviderKind.
 	Fleet *fleet.Fleet
+	// Running is the fleet of any provider; HubEndpoint and
+	// MemberEndpoints say how to reach its clusters.
+	Running         fleet.Running
+	HubEndpoint     fleet.Endpoint
+	MemberEndpoints map[string]fleet.Endpoint
 	// Hub is the test's client of the hub, with federator's scheme.
 	Hub   client.Client
 	HubCS kubernetes.Interface
@@ -107,35 +127,50 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 			return nil, err
 		}
 	}
-	crdList, err := crds.CRDs()
-	if err != nil {
-		return nil, err
+	e := &Env{Members: map[string]client.Client{}, MemberCS: map[string]kubernetes.Interface{},
+		memberDynamics: map[string]dynamic.Interface{}, MemberEndpoints: map[string]fleet.Endpoint{}}
+	switch o.Provider {
+	case ProviderKind:
+		kf, err := kindfleet.Start(ctx, kindfleet.Options{Dir: o.Dir, Members: o.Members, Prefix: o.KindPrefix}, o.Log)
+		if err != nil {
+			return nil, fmt.Errorf("start the kind fleet: %w", err)
+		}
+		e.Running = kf
+	case ProviderLocal, "":
+		crdList, err := crds.CRDs()
+		if err != nil {
+			return nil, err
+		}
+		f, err := fleet.Start(ctx, fleet.Options{Dir: o.Dir, Members: o.Members, BinDir: o.BinDir, CRDs: crdList,
+			ControllerManager: o.ControllerManager, Workloads: o.Workloads, Nodes: o.Nodes, Log: o.Log})
+		if err != nil {
+			return nil, fmt.Errorf("start the fleet (run `make binaries` first): %w", err)
+		}
+		e.Fleet, e.Running = f, f
+	default:
+		return nil, fmt.Errorf("fleet provider %q: use %s or %s", o.Provider, ProviderLocal, ProviderKind)
 	}
-	f, err := fleet.Start(ctx, fleet.Options{Dir: o.Dir, Members: o.Members, BinDir: o.BinDir, CRDs: crdList,
-		ControllerManager: o.ControllerManager, Workloads: o.Workloads, Nodes: o.Nodes, Log: o.Log})
-	if err != nil {
-		return nil, fmt.Errorf("start the fleet (run `make binaries` first): %w", err)
-	}
-	e := &Env{Fleet: f, Members: map[string]client.Client{}, MemberCS: map[string]kubernetes.Interface{},
-		memberDynamics: map[string]dynamic.Interface{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Stop())
 		}
 	}()
+	hubEndpoint, memberEndpoints := e.Running.Endpoints()
+	e.HubEndpoint = hubEndpoint
 
-	hubConfig := rest.CopyConfig(f.Hub.Config)
+	hubConfig := rest.CopyConfig(hubEndpoint.Config)
 	hubConfig.WrapTransport = o.WrapHubTransport
 	if e.Hub, err = client.New(hubConfig, client.Options{Scheme: policy.NewScheme()}); err != nil {
 		return nil, err
 	}
-	if e.HubCS, err = kubernetes.NewForConfig(f.Hub.Config); err != nil {
+	if e.HubCS, err = kubernetes.NewForConfig(hubEndpoint.Config); err != nil {
 		return nil, err
 	}
-	if e.hubDynamic, err = dynamic.NewForConfig(f.Hub.Config); err != nil {
+	if e.hubDynamic, err = dynamic.NewForConfig(hubEndpoint.Config); err != nil {
 		return nil, err
 	}
-	for _, m := range f.Members {
+	for _, m := range memberEndpoints {
+		e.MemberEndpoints[m.Name] = m
 		if err := membership.Register(ctx, e.Hub, m.Name, m.Config); err != nil {
 			return nil, fmt.Errorf("register %s: %w", m.Name, err)
 		}
@@ -154,7 +189,9 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e.stopControllers = stop
 	e.controllersDone = make(chan error, 1)
 	ready := make(chan struct{})
-	go func() { e.controllersDone <- hub.Run(runCtx, f.Hub.Config, o.Controllers, func() { close(ready) }) }()
+	go func() {
+		e.controllersDone <- hub.Run(runCtx, hubEndpoint.Config, o.Controllers, func() { close(ready) })
+	}()
 	limit := o.ReadyTimeout
 	if limit == 0 {
 		limit = 2 * time.Minute
@@ -198,8 +235,8 @@ func (e *Env) Stop() error {
 		}
 		e.stopControllers = nil
 	}
-	if e.Fleet != nil {
-		errs = append(errs, e.Fleet.Stop())
+	if e.Running != nil {
+		errs = append(errs, e.Running.Stop())
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,278 @@
+// Package kindfleet owns kind fleets: a hub and member1..N as kind clusters
+// (Docker containers running real nodes), made with the kind Go library.
+// It checks before creating anything that this machine's Docker can run
+// kind nodes (Preflight), writes the same kubeconfig layout as the local
+// fleet (DIR/hub.kubeconfig, DIR/member1.kubeconfig, ...), and deletes
+// every cluster it created on Stop or on any error while starting.
+// Registering members and running the controllers is the caller's, exactly
+// as for the local fleet (pkg/fleet).
+package kindfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/federator-dev/federator/pkg/fleet"
+)
+
+// Options say what Start creates.
+type Options struct {
+	// Dir receives DIR/hub.kubeconfig, DIR/member1.kubeconfig, ...
+	Dir string
+	// Members is the number of member clusters, member1..memberN.
+	Members int
+	// NodeImage is the kind node image; "" chooses one (ChooseNodeImage).
+	NodeImage string
+	// Prefix starts every kind cluster name; "" means DefaultPrefix.
+	Prefix string
+}
+
+// Fleet is a running kind fleet.
+type Fleet struct {
+	Hub     fleet.Endpoint
+	Members []fleet.Endpoint
+
+	provider *cluster.Provider
+	// created are the kind clusters Start created, to delete on Stop.
+	created []created
+	log     io.Writer
+
+	stopOnce sync.Once
+
+	// network is kind's Docker network; ownsNetwork says it did not exist
+	// before this fleet.
+	network     string
+	ownsNetwork bool
+}
+
+type created struct {
+	kindName, kubeconfigPath string
+}
+
+var _ fleet.Running = (*Fleet)(nil)
+
+// Endpoints returns how to reach the hub and each member.
+func (f *Fleet) Endpoints() (fleet.Endpoint, []fleet.Endpoint) { return f.Hub, f.Members }
+
+// ResolveNodeImage is asked, or LocalNodeImage if Docker has it, or
+// kind's default.
+func ResolveNodeImage(ctx context.Context, asked string) string {
+	if asked != "" {
+		return asked
+	}
+	_, err := docker{command: "docker"}.run(ctx, nil, "image", "inspect", "--format", "{{.Id}}", LocalNodeImage)
+	return ChooseNodeImage("", err == nil)
+}
+
+// Plan is a kind fleet that can be created here: its options checked and
+// the machine found able to run it.
+type Plan struct {
+	o        Options
+	dir      string
+	provider *cluster.Provider
+}
+
+// Check validates o, chooses the node image and checks the machine
+// (Preflight) and that no kind cluster of the fleet's names exists. It
+// creates nothing: a *PreflightError says what the machine lacks.
+func Check(ctx context.Context, o Options) (*Plan, error) {
+	if o.Members < 1 {
+		return nil, fmt.Errorf("kind fleet: Members is %d; a fleet needs at least one member", o.Members)
+	}
+	if o.Dir == "" {
+		return nil, errors.New("kind fleet: Options.Dir is empty; say where the kubeconfigs go")
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if err := ValidatePrefix(o.Prefix); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("kind fleet: kubeconfig directory %q: %w", o.Dir, err)
+	}
+	o.NodeImage = ResolveNodeImage(ctx, o.NodeImage)
+	if err := Preflight(ctx, o.NodeImage); err != nil {
+		return nil, err
+	}
+	p := &Plan{o: o, dir: dir, provider: cluster.NewProvider(cluster.ProviderWithDocker())}
+	if err := p.refuseExisting(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Start checks (Check) and creates a kind fleet; see Plan.Start.
+func Start(ctx context.Context, o Options, log io.Writer) (*Fleet, error) {
+	p, err := Check(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return p.Start(ctx, log)
+}
+
+// Start creates the hub and the members one after another and writes
+// their kubeconfigs, logging progress to log (may be nil). On an error,
+// or when ctx ends, it deletes every cluster it created before returning;
+// a cluster being created when ctx ends is finished first (kind cannot be
+// interrupted), then deleted.
+func (p *Plan) Start(ctx context.Context, log io.Writer) (_ *Fleet, err error) {
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kind fleet: creating kubeconfig directory: %w", err)
+	}
+	f := &Fleet{provider: p.provider, log: log, network: kindNetwork()}
+	// kind creates its Docker network on the first cluster and never
+	// removes it; a fleet that brought it removes it again.
+	_, inspectErr := docker{command: "docker"}.run(ctx, nil, "network", "inspect", f.network)
+	f.ownsNetwork = inspectErr != nil
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, f.Stop())
+		}
+	}()
+	began := time.Now()
+	for _, name := range FleetNames(p.o.Members) {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("kind fleet: interrupted before creating %s: %w", ClusterName(p.o.Prefix, name), err)
+		}
+		endpoint, err := f.create(p.o.Prefix, name, p.o.NodeImage, p.dir)
+		if err != nil {
+			return nil, err
+		}
+		if name == fleet.HubName {
+			f.Hub = endpoint
+		} else {
+			f.Members = append(f.Members, endpoint)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("kind fleet: interrupted: %w", err)
+	}
+	f.printf("kind fleet ready: %s and %d member(s) in %s", ClusterName(p.o.Prefix, fleet.HubName), len(f.Members), time.Since(began).Round(time.Second))
+	return f, nil
+}
+
+// refuseExisting keeps Start from adopting, and Stop from deleting,
+// clusters of another fleet with the same prefix.
+func (p *Plan) refuseExisting() error {
+	prefix := p.o.Prefix
+	existing, err := p.provider.List()
+	if err != nil {
+		return fmt.Errorf("kind fleet: listing kind clusters: %w", err)
+	}
+	var clash []string
+	for _, name := range FleetNames(p.o.Members) {
+		if slices.Contains(existing, ClusterName(prefix, name)) {
+			clash = append(clash, ClusterName(prefix, name))
+		}
+	}
+	if len(clash) > 0 {
+		return fmt.Errorf("kind fleet: kind clusters %s exist already (another fleet?); delete them with `hack/kind-down.sh %s` or choose another --kind-prefix",
+			strings.Join(clash, ", "), prefix)
+	}
+	return nil
+}
+
+// create creates one kind cluster and writes its kubeconfig.
+func (f *Fleet) create(prefix, name, nodeImage, dir string) (fleet.Endpoint, error) {
+	kindName := ClusterName(prefix, name)
+	kubeconfigPath := filepath.Join(dir, name+".kubeconfig")
+	f.printf("creating kind cluster %s (node image %s) ...", kindName, nodeImage)
+	began := time.Now()
+	// Recorded first: a cluster whose creation fails half-way is deleted too.
+	f.created = append(f.created, created{kindName: kindName, kubeconfigPath: kubeconfigPath})
+	// kind writes its kubeconfig to the explicit path, never to the user's
+	// ~/.kube/config; it is rewritten below with the fleet's context name.
+	if err := f.provider.Create(kindName,
+		cluster.CreateWithV1Alpha4Config(ClusterConfig(prefix, name, nodeImage)),
+		cluster.CreateWithNodeImage(nodeImage),
+		cluster.CreateWithKubeconfigPath(kubeconfigPath),
+		cluster.CreateWithDisplayUsage(false),
+		cluster.CreateWithDisplaySalutation(false),
+	); err != nil {
+		return fleet.Endpoint{}, fmt.Errorf("kind fleet: creating %s: %w%s", kindName, err, commandOutput(err))
+	}
+	raw, err := f.provider.KubeConfig(kindName, false)
+	if err != nil {
+		return fleet.Endpoint{}, fmt.Errorf("kind fleet: kubeconfig of %s: %w", kindName, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(raw))
+	if err != nil {
+		return fleet.Endpoint{}, fmt.Errorf("kind fleet: kubeconfig of %s: %w", kindName, err)
+	}
+	// Clients of a fleet are never held back by client-side rate limits.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	if err := fleet.WriteKubeconfig(kubeconfigPath, name, cfg); err != nil {
+		return fleet.Endpoint{}, fmt.Errorf("kind fleet: writing %s: %w", kubeconfigPath, err)
+	}
+	f.printf("kind cluster %s ready at %s in %s", kindName, cfg.Host, time.Since(began).Round(time.Second))
+	return fleet.Endpoint{Name: name, Config: cfg, KubeconfigPath: kubeconfigPath}, nil
+}
+
+// commandOutput is what the command behind a kind error printed, which
+// kind's error message leaves out.
+func commandOutput(err error) string {
+	if runErr := kindexec.RunErrorForError(err); runErr != nil && len(runErr.Output) > 0 {
+		return "\n" + strings.TrimSpace(string(runErr.Output))
+	}
+	return ""
+}
+
+// ErrLeftBehind is in Stop's error when a kind cluster could not be deleted.
+var ErrLeftBehind = errors.New("kind clusters left behind")
+
+// Stop deletes every kind cluster Start created and the kubeconfigs it
+// wrote. A second call does nothing and returns nil.
+func (f *Fleet) Stop() (err error) {
+	f.stopOnce.Do(func() { err = f.deleteAll() })
+	return err
+}
+
+func (f *Fleet) deleteAll() error {
+	var errs []error
+	for _, c := range f.created {
+		f.printf("deleting kind cluster %s ...", c.kindName)
+		if err := f.provider.Delete(c.kindName, c.kubeconfigPath); err != nil {
+			errs = append(errs, fmt.Errorf("kind fleet: deleting %s (delete it with `hack/kind-down.sh`): %w: %w%s", c.kindName, ErrLeftBehind, err, commandOutput(err)))
+		}
+		if err := os.Remove(c.kubeconfigPath); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	if f.ownsNetwork {
+		// Fails while another fleet's nodes use it: then it is theirs too.
+		_, err := docker{command: "docker"}.run(context.Background(), nil, "network", "rm", f.network)
+		if err != nil && !strings.Contains(err.Error(), "active endpoints") && !strings.Contains(err.Error(), "not found") {
+			errs = append(errs, fmt.Errorf("kind fleet: removing Docker network %s: %w", f.network, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kindNetwork is the Docker network kind puts nodes on (kind's
+// KIND_EXPERIMENTAL_DOCKER_NETWORK, else "kind").
+func kindNetwork() string {
+	if n := os.Getenv("KIND_EXPERIMENTAL_DOCKER_NETWORK"); n != "" {
+		return n
+	}
+	return "kind"
+}
+
+func (f *Fleet) printf(format string, args ...any) {
+	if f.log != nil {
+		fmt.Fprintf(f.log, format+"\n", args...)
+	}
+}
