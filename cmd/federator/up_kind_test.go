@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/federator-dev/federator/pkg/kindfleet"
 )
 
 // runUp runs `federator up` with args and returns what it printed and its error.
@@ -72,11 +74,11 @@ func TestUpWithKindSaysWhatIsMissingAndLeavesNothing(t *testing.T) {
 			t.Errorf("%s was created (%v); a fleet that cannot start leaves nothing", dir, statErr)
 		}
 		// The preflight probe's containers and images, and kind's nodes.
-		for _, label := range []string{"dev.federator.preflight", "io.x-k8s.kind.cluster"} {
+		for _, filter := range []string{kindfleet.ProbeFilter(), "label=io.x-k8s.kind.cluster"} {
 			for _, list := range [][]string{{"ps", "--all"}, {"images"}} {
-				left, err := exec.Command("docker", append(list, "--quiet", "--filter", "label="+label)...).CombinedOutput()
+				left, err := exec.Command("docker", append(list, "--quiet", "--filter", filter)...).CombinedOutput()
 				if err != nil || len(bytes.TrimSpace(left)) > 0 {
-					t.Errorf("docker %s labelled %s left behind: %s %v", list[0], label, left, err)
+					t.Errorf("docker %s with %s left behind: %s %v", list[0], filter, left, err)
 				}
 			}
 		}

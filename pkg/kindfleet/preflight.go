@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -162,8 +164,14 @@ func (d docker) privilegedProblems(ctx context.Context) []string {
 	return problems
 }
 
-// probeLabel marks what the probe creates, so a test can tell it was removed.
+// probeLabel marks what the probe creates, so a test can tell it was
+// removed; its value is the probing process's id, so one process's check
+// is not confused by another probe running at the same time.
 const probeLabel = "dev.federator.preflight"
+
+// ProbeFilter is the `docker ps/images --filter` value that matches what
+// this process's probes create.
+func ProbeFilter() string { return "label=" + probeLabel + "=" + strconv.Itoa(os.Getpid()) }
 
 // probeContainer runs a container with runArgs from an empty image. runErr
 // is nil if the runtime got as far as looking for the container's
@@ -179,7 +187,7 @@ func (d docker) probeContainer(ctx context.Context, runArgs ...string) (runErr, 
 	if err := tar.NewWriter(&empty).Close(); err != nil {
 		return err, nil
 	}
-	if _, err := d.run(ctx, empty.Bytes(), "import", "--change", "LABEL "+probeLabel+"=true", "-", image); err != nil {
+	if _, err := d.run(ctx, empty.Bytes(), "import", "--change", "LABEL "+probeLabel+"="+strconv.Itoa(os.Getpid()), "-", image); err != nil {
 		return fmt.Errorf("importing an empty probe image first: %w", err), nil
 	}
 	// Cleanup must not be skipped because ctx ended (Ctrl-C during the probe).
@@ -194,7 +202,7 @@ func (d docker) probeContainer(ctx context.Context, runArgs ...string) (runErr, 
 			leftover = errors.Join(leftover, fmt.Errorf("image %s: %w", image, err))
 		}
 	}()
-	args := []string{"run", "--rm", "--name", name, "--label", probeLabel + "=true", "--network", "none",
+	args := []string{"run", "--rm", "--name", name, "--label", probeLabel + "=" + strconv.Itoa(os.Getpid()), "--network", "none",
 		"--entrypoint", "/federator-probe-absent"}
 	_, err := d.run(ctx, nil, append(append(args, runArgs...), image)...)
 	var dErr *dockerError

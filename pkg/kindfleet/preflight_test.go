@@ -54,11 +54,11 @@ func problems(t *testing.T, err error) []string {
 func leftovers(t *testing.T, d docker) string {
 	t.Helper()
 	ctx := context.Background()
-	containers, err := d.run(ctx, nil, "ps", "--all", "--quiet", "--filter", "label="+probeLabel)
+	containers, err := d.run(ctx, nil, "ps", "--all", "--quiet", "--filter", ProbeFilter())
 	if err != nil {
 		t.Fatal(err)
 	}
-	images, err := d.run(ctx, nil, "images", "--quiet", "--filter", "label="+probeLabel)
+	images, err := d.run(ctx, nil, "images", "--quiet", "--filter", ProbeFilter())
 	if err != nil {
 		t.Fatal(err)
 	}
