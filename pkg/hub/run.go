@@ -55,7 +55,7 @@ type Options struct {
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
-	return Options{HubQPS: 500, HubBurst: 1000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
+	return Options{HubQPS: 2000, HubBurst: 4000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 8, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060"}
 }
