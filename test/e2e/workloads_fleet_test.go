@@ -3,13 +3,16 @@ package e2e
 import (
 	"os"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // workloadFleet is a fleet whose members run workloads, as `federator up`
@@ -65,4 +68,23 @@ func stopWorkloadFleet() {
 	for i := len(stopWorkloads) - 1; i >= 0; i-- {
 		stopWorkloads[i]()
 	}
+}
+
+// placeOnEveryMember applies a PropagationPolicy ns/name placing the
+// template kind ns/name on every member.
+func (w *workloadFleet) placeOnEveryMember(apiVersion, kind, ns, name string) {
+	GinkgoHelper()
+	var clusters []string
+	for _, m := range w.f.Members {
+		clusters = append(clusters, m.Name)
+	}
+	pp := &policyv1alpha1.PropagationPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy.karmada.io/v1alpha1", Kind: "PropagationPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: apiVersion, Kind: kind, Name: name}},
+			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: clusters}},
+		},
+	}
+	Expect(framework.Apply(ctx, w.hub, pp, fieldOwner)).To(Succeed())
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,16 +30,7 @@ var _ = Describe("a Job in members that run workloads", func() {
 		DeferCleanup(func() {
 			_ = w.hub.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		})
-		pp := &policyv1alpha1.PropagationPolicy{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "policy.karmada.io/v1alpha1", Kind: "PropagationPolicy"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "batch/v1", Kind: "Job", Name: name}},
-				Placement: policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{
-					ClusterNames: []string{"member1", "member2", "member3"}}},
-			},
-		}
-		Expect(framework.Apply(ctx, w.hub, pp, fieldOwner)).To(Succeed())
+		w.placeOnEveryMember("batch/v1", "Job", ns, name)
 
 		for m, c := range w.inMembers {
 			Eventually(func(g Gomega) {
