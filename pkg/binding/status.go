@@ -69,6 +69,9 @@ func TemplateStatus(tpl *unstructured.Unstructured, items []workv1alpha2.Aggrega
 	}
 	status, _ := out.Object["status"].(map[string]any)
 	old, _ := tpl.Object["status"].(map[string]any)
+	if gvk.Group == "batch" && gvk.Kind == "Job" && status != nil {
+		jobStartTime(status, old, items)
+	}
 	if out == tpl || equality.Semantic.DeepEqual(status, old) {
 		return old, false, nil
 	}
@@ -108,4 +111,25 @@ func withTemplateGeneration(items []workv1alpha2.AggregatedStatusItem, current m
 		out[i].Status = &runtime.RawExtension{Raw: raw}
 	}
 	return out, nil
+}
+
+// jobStartTime keeps a Job's startTime as Karmada v1.17 does (v1.16 takes
+// the earliest a member reported so far, which moves as members report):
+// the API server refuses to change it once set, and refuses every later
+// status with it. So it is set once, when every member's Job has started,
+// and kept.
+func jobStartTime(status, old map[string]any, items []workv1alpha2.AggregatedStatusItem) {
+	if start, ok := old["startTime"]; ok && start != nil {
+		status["startTime"] = start
+		return
+	}
+	for _, item := range items {
+		var s struct {
+			StartTime *string `json:"startTime"`
+		}
+		if item.Status == nil || json.Unmarshal(item.Status.Raw, &s) != nil || s.StartTime == nil {
+			delete(status, "startTime")
+			return
+		}
+	}
 }

@@ -244,8 +244,51 @@ func TestTemplateStatusOfJobs(t *testing.T) {
 			if completion != tc.wantCompletion {
 				t.Errorf("completionTime %q, want %q", completion, tc.wantCompletion)
 			}
-			if got.StartTime == nil {
+			if len(tc.wantConditions) > 0 && got.StartTime == nil {
 				t.Errorf("startTime not set: the API server refuses a finished Job without one")
+			}
+		})
+	}
+}
+
+// TestTemplateStatusKeepsAJobsStartTime: the API server refuses to move a
+// Job's startTime once set, and every later status with it.
+func TestTemplateStatusKeepsAJobsStartTime(t *testing.T) {
+	at := func(second int) *metav1.Time {
+		return &metav1.Time{Time: time.Date(2026, 1, 1, 10, 0, second, 0, time.UTC)}
+	}
+	running := func(cluster string, start *metav1.Time) workv1alpha2.AggregatedStatusItem {
+		raw, _ := json.Marshal(batchv1.JobStatus{Active: 1, StartTime: start})
+		return workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Status: &runtime.RawExtension{Raw: raw}}
+	}
+	for _, tc := range []struct {
+		name  string
+		old   *metav1.Time
+		items []workv1alpha2.AggregatedStatusItem
+		want  *metav1.Time
+	}{
+		{"set when every member's Job started, to the earliest",
+			nil, []workv1alpha2.AggregatedStatusItem{running("member1", at(5)), running("member2", at(3))}, at(3)},
+		{"not set while a member's Job has not started",
+			nil, []workv1alpha2.AggregatedStatusItem{running("member1", at(5)), running("member2", nil)}, nil},
+		{"not set while a member's status is not collected",
+			nil, []workv1alpha2.AggregatedStatusItem{running("member1", at(5)), statusItem("member2", "")}, nil},
+		{"kept once set, though a member reports an earlier one",
+			at(5), []workv1alpha2.AggregatedStatusItem{running("member1", at(5)), running("member2", at(3))}, at(5)},
+		{"kept once set, though a member's Job has not started",
+			at(5), []workv1alpha2.AggregatedStatusItem{running("member1", at(5)), running("member2", nil)}, at(5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl := templateOf(t, &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+				Status: batchv1.JobStatus{StartTime: tc.old}})
+			status, _, err := TemplateStatus(tpl, tc.items, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got batchv1.JobStatus
+			statusAs(t, status, &got)
+			if format(got.StartTime) != format(tc.want) {
+				t.Errorf("startTime %s, want %s", format(got.StartTime), format(tc.want))
 			}
 		})
 	}
@@ -267,4 +310,11 @@ func contains(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+func format(t *metav1.Time) string {
+	if t == nil {
+		return "none"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
