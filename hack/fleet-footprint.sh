@@ -2,8 +2,9 @@
 # Measures what an idle local fleet costs: start `federator up` with the
 # given flags, wait until it is ready, let it settle, then report the total
 # RSS and PSS of federator and every process under it, the idle CPU they use
-# (cores, over a window), and the startup time. Stops the fleet (SIGTERM)
-# before it exits. Figures only; nothing is asserted.
+# (cores, over a window), and the startup time. Stops the fleet (SIGTERM) and
+# fails unless federator exits 0 with every process it started gone, as
+# Ctrl-C on `make up` promises; otherwise figures only.
 #
 #   hack/fleet-footprint.sh --members 20               # with workloads (default)
 #   hack/fleet-footprint.sh --members 20 --workloads=false
@@ -91,3 +92,29 @@ done | sort
 printf 'total RSS: %d MiB (summed; pages of a binary shared by its processes count once per process)\n' $((total_kb / 1024))
 printf 'total PSS: %d MiB (shared pages divided among the processes sharing them: what the fleet takes)\n' $((pss_kb / 1024))
 awk -v t=$((after - before)) -v hz="$hz" -v w="$WINDOW" 'BEGIN {printf "idle CPU: %.2f cores (over %d s)\n", t / hz / w, w}'
+
+# Stop as a user does (Ctrl-C), and check that nothing outlives federator.
+declare -A comm_of
+for pid in "${pids[@]}"; do
+	[[ -r /proc/$pid/comm ]] && comm_of[$pid]=$(cat /proc/"$pid"/comm)
+done
+stopping=$(date +%s.%N)
+kill -TERM "$up"
+code=0
+wait "$up" || code=$?
+stopped=$(date +%s.%N)
+trap 'rm -rf "$dir"' EXIT
+left=()
+for pid in "${!comm_of[@]}"; do
+	# A pid reused meanwhile has another name, or is no child of ours.
+	if [[ -r /proc/$pid/comm && $(cat /proc/"$pid"/comm 2>/dev/null) == "${comm_of[$pid]}" ]]; then
+		left+=("$pid (${comm_of[$pid]})")
+	fi
+done
+awk -v b="$stopping" -v s="$stopped" -v c="$code" -v n="${#comm_of[@]}" \
+	'BEGIN {printf "stop: SIGTERM to exit %d in %.1f s; %d processes were running\n", c, s - b, n}'
+if ((code != 0 || ${#left[@]} > 0)); then
+	echo "federator did not stop cleanly: exit $code; still running: ${left[*]:-none}" >&2
+	for p in "${left[@]}"; do kill -KILL "${p%% *}" 2>/dev/null || true; done
+	exit 1
+fi

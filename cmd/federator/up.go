@@ -196,7 +196,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 					return
 				}
 			}
-			printReady(out, f, o.binDir, o.sample)
+			printReady(out, f, o)
 		})
 	}()
 	select {
@@ -211,12 +211,15 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	}
 }
 
-func printReady(out io.Writer, f fleet.Running, binDir string, sample bool) {
+// printReady prints the ready line and, with --sample, the steps of the
+// staged rollout: with workloads, a broken version stopped at the first
+// cluster and rolled back before the good one goes out cluster by cluster.
+func printReady(out io.Writer, f fleet.Running, o upOptions) {
 	hubEndpoint, members := f.Endpoints()
 	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
 	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything\n",
 		len(members), dir)
-	if !sample {
+	if !o.sample {
 		return
 	}
 	var memberNames []string
@@ -229,17 +232,23 @@ func printReady(out io.Writer, f fleet.Running, binDir string, sample bool) {
 	fmt.Fprintf(out, `
 A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to every member.
 `)
-	if kubectl := filepath.Join(binDir, "kubectl"); isExecutable(kubectl) {
-		abs, err := filepath.Abs(binDir)
+	federator := selfCommand()
+	if kubectl := filepath.Join(o.binDir, "kubectl"); isExecutable(kubectl) {
+		abs, err := filepath.Abs(o.binDir)
 		if err == nil {
 			fmt.Fprintf(out, "The commands below run the kubectl that `make binaries` built; put it first on your PATH:\n  export PATH=%s:\"$PATH\"\n",
 				shellQuote(abs))
+			if filepath.Dir(federator) == abs {
+				federator = "federator"
+			}
 		}
 	}
-	fmt.Fprintf(out, `Watch each member's image, and why each Work is dispatched or held:
+	fmt.Fprintf(out, `Watch each member's image, why each Work is dispatched or held, and how many pods of the new version are ready in each member:
   for m in %s; do echo "$m: $(kubectl --kubeconfig %s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
   kubectl --kubeconfig %s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
-`, strings.Join(memberNames, " "), shellQuote(dir), hubKC)
+  %s get rollout web -n demo --fleet %s
+`, strings.Join(memberNames, " "), shellQuote(dir), hubKC, shellQuote(federator), shellQuote(dir))
+	first := memberNames[0]
 	step := 1
 	held := memberNames[1:]
 	if len(held) > 0 {
@@ -247,8 +256,25 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 			step, strings.Join(held, " and "), hubKC, suspendPatch(held))
 		step++
 	}
-	fmt.Fprintf(out, "%d. Roll out nginx:1.27; only %s changes:\n  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1.27\n",
-		step, memberNames[0], hubKC)
+	// The -broken version fails on purpose only in the local fleet's
+	// simulated nodes; kind nodes run real containers.
+	simulated := o.workloads && o.provider != providerKind
+	if simulated {
+		fmt.Fprintf(out, "%d. Roll out nginx:1.27-broken; only %s gets it, and its new pod never becomes ready (READY 0/2), so the rollout stops there:\n"+
+			"  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1.27-broken\n"+
+			"  kubectl --kubeconfig %s -n demo get pods\n",
+			step, first, hubKC, shellQuote(filepath.Join(dir, first+".kubeconfig")))
+		step++
+		fmt.Fprintf(out, "%d. Roll %s back to nginx:1.25:\n  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1.25\n",
+			step, first, hubKC)
+		step++
+	}
+	ready := ""
+	if simulated {
+		ready = " and becomes ready (READY 2/2)"
+	}
+	fmt.Fprintf(out, "%d. Roll out nginx:1.27; only %s changes%s:\n  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1.27\n",
+		step, first, ready, hubKC)
 	step++
 	if len(held) > 1 {
 		verb := "stays"
@@ -261,6 +287,19 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 	}
 	fmt.Fprintf(out, "%d. Release everyone:\n  kubectl --kubeconfig %s -n demo patch pp web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/suspension\"}]'\n",
 		step, hubKC)
+}
+
+// selfCommand is how the printed commands run this federator: its absolute
+// path, "federator" when the printed PATH line finds it.
+func selfCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "federator"
+	}
+	if abs, err := filepath.Abs(self); err == nil {
+		return abs
+	}
+	return self
 }
 
 // startLocalFleet starts API servers on this machine, with the CRDs

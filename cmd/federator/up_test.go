@@ -27,14 +27,20 @@ func TestPrintReady(t *testing.T) {
 	binDir := t.TempDir()
 
 	var out bytes.Buffer
-	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3"), binDir, true)
+	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3"), upOptions{binDir: binDir, sample: true, workloads: true})
 	text := out.String()
 	for _, want := range []string{
 		"federator: ready: hub and 3 members; kubeconfigs in " + fleetDir + " ",
 		"1. Hold member2 and member3:",
-		"2. Roll out nginx:1.27; only member1 changes:",
-		"3. Release member2; member3 stays on nginx:1.25:",
-		"4. Release everyone:",
+		"2. Roll out nginx:1.27-broken; only member1 gets it, and its new pod never becomes ready (READY 0/2), so the rollout stops there:\n" +
+			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image deploy/web web=nginx:1.27-broken\n" +
+			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "member1.kubeconfig") + "' -n demo get pods\n",
+		"3. Roll member1 back to nginx:1.25:",
+		"4. Roll out nginx:1.27; only member1 changes and becomes ready (READY 2/2):",
+		"5. Release member2; member3 stays on nginx:1.25:",
+		"6. Release everyone:",
+		// This federator, wherever it is: no PATH line puts it first.
+		"\n  " + shellQuote(selfCommand()) + " get rollout web -n demo --fleet '" + fleetDir + "'\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in:\n%s", want, text)
@@ -48,10 +54,12 @@ func TestPrintReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3", "member4"), binDir, true)
+	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3", "member4"), upOptions{binDir: binDir, sample: true})
 	text = out.String()
 	for _, want := range []string{
 		"\n  export PATH=" + binDir + `:"$PATH"` + "\n",
+		// Bare members run no pods: no broken version to watch fail.
+		"2. Roll out nginx:1.27; only member1 changes:",
 		"3. Release member2; member3 and member4 stay on nginx:1.25:",
 		// The fleet directory has a space: printed paths are quoted.
 		"kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image",
@@ -71,7 +79,7 @@ func TestPrintReady(t *testing.T) {
 	}
 
 	out.Reset()
-	printReady(&out, sampleFleet(fleetDir, "member1"), binDir, false)
+	printReady(&out, sampleFleet(fleetDir, "member1"), upOptions{binDir: binDir})
 	if got := strings.Count(out.String(), "\n"); got != 1 {
 		t.Errorf("without --sample only the ready line is printed; got:\n%s", out.String())
 	}

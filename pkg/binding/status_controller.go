@@ -8,12 +8,10 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,7 +21,7 @@ import (
 )
 
 // StatusReconciler aggregates the Works of one kind of binding into the
-// binding's status and, for Deployments, into the hub template's status
+// binding's status and, for workloads, into the hub template's status
 // (Karmada's binding status controller).
 type StatusReconciler struct {
 	Client client.Client
@@ -121,34 +119,15 @@ func aggregate(b view, existing []workv1alpha1.Work) map[string]bool {
 	return current
 }
 
-// writeTemplateStatus reflects the members' status into a Deployment
+// writeTemplateStatus aggregates the members' status into a workload
 // template on the hub, as Karmada does, writing only when it changed.
 func (r *StatusReconciler) writeTemplateStatus(ctx context.Context, tpl *unstructured.Unstructured,
 	items []workv1alpha2.AggregatedStatusItem, current map[string]bool) error {
-	if gvk := tpl.GroupVersionKind(); gvk.Group != "apps" || gvk.Kind != "Deployment" {
-		return nil
-	}
-	var old appsv1.DeploymentStatus
-	if s, found, _ := unstructured.NestedMap(tpl.Object, "status"); found {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(s, &old); err != nil {
-			return err
-		}
-	}
-	next := DeploymentStatus(items, current, tpl.GetGeneration(), old)
-	if next.Replicas == old.Replicas && next.ReadyReplicas == old.ReadyReplicas && next.UpdatedReplicas == old.UpdatedReplicas &&
-		next.AvailableReplicas == old.AvailableReplicas && next.UnavailableReplicas == old.UnavailableReplicas &&
-		next.ObservedGeneration == old.ObservedGeneration {
-		return nil
+	status, changed, err := TemplateStatus(tpl, items, current)
+	if err != nil || !changed {
+		return err
 	}
 	patch := client.MergeFrom(tpl.DeepCopy())
-	for field, v := range map[string]int64{
-		"replicas": int64(next.Replicas), "readyReplicas": int64(next.ReadyReplicas),
-		"updatedReplicas": int64(next.UpdatedReplicas), "availableReplicas": int64(next.AvailableReplicas),
-		"unavailableReplicas": int64(next.UnavailableReplicas), "observedGeneration": next.ObservedGeneration,
-	} {
-		if err := unstructured.SetNestedField(tpl.Object, v, "status", field); err != nil {
-			return err
-		}
-	}
+	tpl.Object["status"] = status
 	return r.Client.Status().Patch(ctx, tpl, patch)
 }

@@ -278,6 +278,20 @@ func TestStatusReconcilerAggregates(t *testing.T) {
 	if dep.Status.Replicas != 2 || dep.Status.ReadyReplicas != 2 || dep.Status.ObservedGeneration != 1 {
 		t.Errorf("template status = %+v, want 2 replicas, 2 ready, observedGeneration 1", dep.Status)
 	}
+
+	// Nothing the members report changed: neither the binding nor the
+	// template is written again.
+	if _, err := b.status.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err != nil {
+		t.Fatal(err)
+	}
+	again := &appsv1.Deployment{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, again); err != nil {
+		t.Fatal(err)
+	}
+	if again.ResourceVersion != dep.ResourceVersion {
+		t.Errorf("the template was rewritten (resourceVersion %s → %s) though its aggregated status did not change",
+			dep.ResourceVersion, again.ResourceVersion)
+	}
 }
 
 func rawStatus(t *testing.T, s string) *runtime.RawExtension {

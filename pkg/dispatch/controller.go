@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -327,16 +326,9 @@ func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstruc
 	if mapping, err := member.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		id.Resource = mapping.Resource.Resource
 	}
-	ms := workv1alpha1.ManifestStatus{Identifier: id}
-	if s, found, _ := unstructured.NestedMap(obj.Object, "status"); found {
-		if gvk.Group == "apps" && gvk.Kind == "Deployment" {
-			// As Karmada's WrappedDeploymentStatus: the hub decides from it
-			// whether the member has observed its latest spec.
-			s["generation"] = obj.GetGeneration()
-		}
-		if raw, err := json.Marshal(s); err == nil {
-			ms.Status = &runtime.RawExtension{Raw: raw}
-		}
-	}
+	ms := workv1alpha1.ManifestStatus{Identifier: id, Health: health(obj)}
+	// A status the interpreter cannot read is left out, as Karmada's
+	// collector leaves it; the hub then aggregates the others.
+	ms.Status, _ = reflectStatus(obj)
 	return ms, true
 }

@@ -222,7 +222,10 @@ func federatorBinary() string {
 	return builtBinary
 }
 
-var _ = AfterSuite(gexec.CleanupBuildArtifacts)
+var _ = AfterSuite(func() {
+	stopWorkloadFleet()
+	gexec.CleanupBuildArtifacts()
+})
 
 // hubEvents lists the Events on a hub object.
 func hubEvents(ns, kind, name string) ([]corev1.Event, error) {
@@ -318,11 +321,19 @@ func separateFleet(n int, withControllerManager bool) (*fleet.Fleet, client.Clie
 // until the end of the spec; it returns once the controllers run.
 func runController(f *fleet.Fleet, args ...string) *gexec.Session {
 	GinkgoHelper()
+	session := startController(f, DeferCleanup, args...)
+	Eventually(session.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
+	return session
+}
+
+// startController starts `federator controller` against f's hub, with
+// args, and hands cleanup the function that stops it.
+func startController(f *fleet.Fleet, cleanup func(args ...any), args ...string) *gexec.Session {
+	GinkgoHelper()
 	session, err := gexec.Start(exec.Command(federatorBinary(), append([]string{"controller", "--kubeconfig", f.Hub.KubeconfigPath}, args...)...),
 		GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { session.Kill().Wait("10s") })
-	Eventually(session.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
+	cleanup(func() { session.Kill().Wait("10s") })
 	return session
 }
 

@@ -17,10 +17,13 @@ import (
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/test/framework"
 )
 
 // The newcomer's path: `federator up --sample` from the README, the commands
@@ -113,18 +116,36 @@ var _ = Describe("federator up", Ordered, func() {
 			return string(output)
 		}
 		watchImages := func() string {
-			return run(printed("Watch each member's image, and why each Work is dispatched or held:"))
+			return run(printed("Watch each member's image, why each Work is dispatched or held, and how many pods of the new version are ready in each member:"))
 		}
 		watchWorks := func() string {
 			return run(regexp.MustCompile(`(?m)^  (kubectl .* get works .*)$`).FindStringSubmatch(out)[1])
+		}
+		watchRollout := func() string {
+			return run(regexp.MustCompile(`(?m)^  (\S+ get rollout web -n demo --fleet .*)$`).FindStringSubmatch(out)[1])
+		}
+		// rolloutRow matches get rollout's row of member: state, READY and
+		// images.
+		rolloutRow := func(member, state, ready, images string) OmegaMatcher {
+			return MatchRegexp(`(?m)^Deployment/web +%s +%s +\S+ +%s +%s +`, member, state, regexp.QuoteMeta(ready), regexp.QuoteMeta(images))
 		}
 
 		By("dispatching the sample Deployment to every member, as the printed watch command shows")
 		Eventually(image(member1), 2*time.Minute).Should(Equal("nginx:1.25"))
 		Eventually(image(member2), 2*time.Minute).Should(Equal("nginx:1.25"))
 		Expect(watchImages()).To(Equal("member1: nginx:1.25\nmember2: nginx:1.25\n"))
+		Eventually(watchRollout, 2*time.Minute).Should(And(
+			rolloutRow("member1", "Applied", "2/2", "nginx:1.25"), rolloutRow("member2", "Applied", "2/2", "nginx:1.25")))
 
-		By("running the printed steps: hold member2, roll out nginx:1.27, only member1 changes")
+		// Every version member2 stores until it is released: it never gets
+		// a version before everyone is released.
+		dyn2, err := dynamic.NewForConfig(upConfig(filepath.Join(dir, "member2.kubeconfig")))
+		Expect(err).NotTo(HaveOccurred())
+		member2Record, err := framework.Record(ctx, dyn2, member2, deploymentRef("demo", "web"), "member2")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(member2Record.Stop)
+
+		By("running the printed steps: hold member2")
 		run(printed(`1\. Hold member2:`))
 		Eventually(watchWorks, time.Minute).Should(MatchRegexp(`(?m)^karmada-es-member2 +web-\S+ +SuspendDispatching$`))
 		Expect(watchWorks()).To(MatchRegexp(`(?m)^karmada-es-member1 +web-\S+ +Dispatching$`))
@@ -133,14 +154,31 @@ var _ = Describe("federator up", Ordered, func() {
 			raw, _ := os.ReadFile(filepath.Join(dir, "federator.log"))
 			return string(raw)
 		}).Should(MatchRegexp(`"msg":"held: SuspendDispatching: suspended by spec\.suspension\.dispatchingOnClusters\.clusterNames of PropagationPolicy demo/web; remove member2 from it to resume".*"controller":"dispatch-member2"`))
-		run(printed(`2\. Roll out nginx:1\.27; only member1 changes:`))
-		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.27"))
-		Consistently(image(member2), "3s", "500ms").Should(Equal("nginx:1.25"))
-		Expect(watchImages()).To(Equal("member1: nginx:1.27\nmember2: nginx:1.25\n"))
 
-		By("running the last printed step: release everyone")
-		run(printed(`3\. Release everyone:`))
-		Eventually(image(member2), time.Minute).Should(Equal("nginx:1.27"))
+		By("rolling out nginx:1.27-broken: member1 gets it and stops short, its new pod Running but not ready")
+		broken := printedLines(out, `2\. Roll out nginx:1\.27-broken; only member1 gets it, and its new pod never becomes ready \(READY 0/2\), so the rollout stops there:`)
+		Expect(broken).To(HaveLen(2))
+		run(broken[0])
+		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.27-broken"))
+		Eventually(watchRollout, 2*time.Minute).Should(And(
+			rolloutRow("member1", "Applied", "0/2", "nginx:1.27-broken"), rolloutRow("member2", "Held", "2/2", "-")))
+		Expect(run(broken[1])).To(MatchRegexp(`(?m)^web-\S+ +0/1 +Running +`), "member1's pods")
+
+		By("rolling member1 back: its pods of nginx:1.25 are ready again")
+		run(printed(`3\. Roll member1 back to nginx:1\.25:`))
+		Eventually(watchRollout, 2*time.Minute).Should(rolloutRow("member1", "Applied", "2/2", "nginx:1.25"))
+
+		By("rolling out nginx:1.27: member1 becomes ready on it, member2 stays held on nginx:1.25")
+		run(printed(`4\. Roll out nginx:1\.27; only member1 changes and becomes ready \(READY 2/2\):`))
+		Eventually(watchRollout, 2*time.Minute).Should(And(
+			rolloutRow("member1", "Applied", "2/2", "nginx:1.27"), rolloutRow("member2", "Held", "2/2", "-")))
+		Expect(watchImages()).To(Equal("member1: nginx:1.27\nmember2: nginx:1.25\n"))
+		Expect(stored(member2Record, framework.Image)).To(HaveEach("nginx:1.25"), "member2 got a version while held")
+
+		By("running the last printed step: release everyone; member2 becomes ready on nginx:1.27")
+		run(printed(`5\. Release everyone:`))
+		Eventually(watchRollout, 2*time.Minute).Should(And(
+			rolloutRow("member1", "Applied", "2/2", "nginx:1.27"), rolloutRow("member2", "Applied", "2/2", "nginx:1.27")))
 		Eventually(watchWorks, time.Minute).ShouldNot(ContainSubstring("SuspendDispatching"))
 
 		By("running kube-apiserver, etcd and kube-controller-manager as federator's children, one per cluster")
@@ -182,12 +220,29 @@ var _ = Describe("federator up", Ordered, func() {
 
 func upClient(kubeconfig string) client.Client {
 	GinkgoHelper()
+	c, err := client.New(upConfig(kubeconfig), client.Options{Scheme: policy.NewScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+func upConfig(kubeconfig string) *rest.Config {
+	GinkgoHelper()
 	Expect(kubeconfig).To(BeAnExistingFile())
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: policy.NewScheme()})
-	Expect(err).NotTo(HaveOccurred())
-	return c
+	return cfg
+}
+
+// printedLines are the commands printed under the step titled title.
+func printedLines(out, title string) []string {
+	GinkgoHelper()
+	m := regexp.MustCompile(`(?m)^` + title + `\n((?:  .+\n)+)`).FindStringSubmatch(out)
+	Expect(m).To(HaveLen(2), "printed commands after %q", title)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(m[1], "\n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	return lines
 }
 
 func clusterReadyWithVersion(name, version string) OmegaMatcher {

@@ -5,6 +5,9 @@ import (
 
 	"fmt"
 
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,15 +18,12 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/test/framework"
 )
 
-// Members that run workloads have a fleet of their own, as `federator up`
-// starts it: the suite's members are bare API servers (its member-watch
-// spec counts the watches on members, and controllers, a scheduler and kwok
-// in members would add theirs), which also keeps the suite's fleet light.
+// Members that run workloads (workloads_fleet_test.go): Deployments become
+// Available in each, and their status comes back to the hub.
 var _ = Describe("workloads in members", Ordered, func() {
 	var (
 		f         *fleet.Fleet
@@ -31,15 +31,8 @@ var _ = Describe("workloads in members", Ordered, func() {
 		inMembers map[string]client.Client
 	)
 	BeforeAll(func() {
-		var err error
-		f, err = fleet.Start(ctx, fleet.Options{Dir: GinkgoT().TempDir(), Members: 2, BinDir: binDir,
-			Workloads: true, Log: GinkgoWriter})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(f.Stop)
-		hub, err = client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
-		Expect(err).NotTo(HaveOccurred())
-		runController(f)
-		inMembers = joinMembers(f, hub)
+		w := useWorkloadFleet()
+		f, hub, inMembers = w.f, w.hub, w.inMembers
 	})
 
 	It("fills a ServiceAccount token Secret in a member, with a token its API server accepts, as `karmadactl join` waits for", func() {
@@ -67,10 +60,10 @@ var _ = Describe("workloads in members", Ordered, func() {
 		Expect(review.Status.UserInfo.Username).To(Equal("system:serviceaccount:default:karmada-impersonator"))
 	})
 
-	It("makes a propagated Deployment Available in every member, none on the hub, and sums the members' status into the template", func() {
+	It("makes a Deployment placed on three members Available in each, none on the hub, and sums the members' status into the template", func() {
 		const ns, name = "default", "shop"
 		Expect(framework.Apply(ctx, hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
-		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1", "member2"), fieldOwner)).To(Succeed())
+		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1", "member2", "member3"), fieldOwner)).To(Succeed())
 		for m, c := range inMembers {
 			Eventually(func(g Gomega) {
 				var sets appsv1.ReplicaSetList
@@ -95,8 +88,8 @@ var _ = Describe("workloads in members", Ordered, func() {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
 			return appsv1.DeploymentStatus{Replicas: d.Status.Replicas, ReadyReplicas: d.Status.ReadyReplicas,
 				AvailableReplicas: d.Status.AvailableReplicas, UpdatedReplicas: d.Status.UpdatedReplicas}
-		}).Should(Equal(appsv1.DeploymentStatus{Replicas: 4, ReadyReplicas: 4, AvailableReplicas: 4, UpdatedReplicas: 4}))
-		// Both members' controllers have acted; the hub's would have too.
+		}).Should(Equal(appsv1.DeploymentStatus{Replicas: 6, ReadyReplicas: 6, AvailableReplicas: 6, UpdatedReplicas: 6}))
+		// Every member's controllers have acted; the hub's would have too.
 		var sets appsv1.ReplicaSetList
 		Expect(hub.List(ctx, &sets, client.InNamespace(ns))).To(Succeed())
 		var onHub []string
@@ -122,11 +115,11 @@ var _ = Describe("workloads in members", Ordered, func() {
 	It("stops a rollout to an image tagged -broken short of Available in every member, and the hub template says so", func() {
 		const ns, name = "default", "till"
 		Expect(framework.Apply(ctx, hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
-		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1", "member2"), fieldOwner)).To(Succeed())
+		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1", "member2", "member3"), fieldOwner)).To(Succeed())
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
-			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(4))
+			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(6))
 		}).Should(Succeed())
 
 		// Every version each member stores from now on: the rollout must
@@ -166,7 +159,19 @@ var _ = Describe("workloads in members", Ordered, func() {
 			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
 			return appsv1.DeploymentStatus{ReadyReplicas: d.Status.ReadyReplicas,
 				UpdatedReplicas: d.Status.UpdatedReplicas, UnavailableReplicas: d.Status.UnavailableReplicas}
-		}).Should(Equal(appsv1.DeploymentStatus{ReadyReplicas: 4, UpdatedReplicas: 2, UnavailableReplicas: 2}))
+		}).Should(Equal(appsv1.DeploymentStatus{ReadyReplicas: 6, UpdatedReplicas: 3, UnavailableReplicas: 3}))
+		By("each member's Work, and the binding, report the Deployment Unhealthy, as Karmada's interpreter judges it")
+		Eventually(func(g Gomega) {
+			for _, m := range f.Members {
+				w := &workv1alpha1.Work{}
+				g.Expect(hub.Get(ctx, framework.WorkKey(m.Name, "Deployment", ns, name), w)).To(Succeed())
+				g.Expect(w.Status.ManifestStatuses).To(ConsistOf(HaveField("Health", workv1alpha1.ResourceUnhealthy)), m.Name)
+			}
+			rb := &workv1alpha2.ResourceBinding{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.GenerateBindingName("Deployment", name)}, rb)).To(Succeed())
+			g.Expect(rb.Status.AggregatedStatus).To(HaveLen(3))
+			g.Expect(rb.Status.AggregatedStatus).To(HaveEach(HaveField("Health", workv1alpha2.ResourceUnhealthy)))
+		}).Should(Succeed())
 
 		for m, r := range recorders {
 			// A version the deployment controller has seen: status at the

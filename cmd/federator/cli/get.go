@@ -30,8 +30,10 @@ policies and clusters wait for each), or rollout.
 "get rollout" states, per template and target cluster: Applied (with the
 template generation and the images the member runs), Held (what holds it and
 what releases it, with the reason a person gave), Failed (the member's error),
-Pending (not applied yet) or Deleting; and, for workloads, ready/desired replicas
-collected from the member. NAME selects one template: "web" or "deployment/web".
+Pending (not applied yet) or Deleting; and, for workloads, READY: ready/desired
+replicas collected from the member, counting only the pods of the version the
+member rolls out (as "kubectl rollout status" does), so a rollout stuck on a
+version that never becomes ready shows 0/2 while the old pods still serve. NAME selects one template: "web" or "deployment/web".
 -o json prints a RolloutList (apiVersion ` + RolloutListVersion + `) for scripts.`,
 		Example: `  federator get rollout -n demo
   federator get rollout web -n demo -o wide --watch

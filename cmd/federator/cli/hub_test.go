@@ -213,6 +213,7 @@ func template(t *testing.T, h *hub, name string) *unstructured.Unstructured {
 
 // memberStatus is a Deployment status as the dispatcher collects it.
 func memberStatus(ready, replicas int32) *runtime.RawExtension {
-	raw, _ := json.Marshal(map[string]any{"replicas": replicas, "readyReplicas": ready, "generation": 4})
+	raw, _ := json.Marshal(map[string]any{"replicas": replicas, "readyReplicas": ready, "updatedReplicas": replicas,
+		"generation": 4, "observedGeneration": 4})
 	return &runtime.RawExtension{Raw: raw}
 }

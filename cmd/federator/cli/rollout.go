@@ -158,7 +158,10 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 }
 
 // replicas reads ready and desired replicas from the status the Work
-// collected from its member; nil when the kind reports none.
+// collected from its member; nil when the kind reports none. Ready counts
+// the pods of the version the member's controller is rolling out, as
+// `kubectl rollout status` judges a rollout: old pods still serving do not
+// make a rollout stuck on a broken version look done.
 func replicas(work *workv1alpha1.Work, manifest *unstructured.Unstructured) (ready, desired *int64) {
 	if len(work.Status.ManifestStatuses) == 0 || work.Status.ManifestStatuses[0].Status == nil {
 		return nil, nil
@@ -188,7 +191,36 @@ func replicas(work *workv1alpha1.Work, manifest *unstructured.Unstructured) (rea
 	if ready == nil {
 		ready = ptr.To[int64](0) // omitted when zero
 	}
+	if manifest != nil {
+		if fields, ok := rollingKinds[manifest.GroupVersionKind().GroupKind()]; ok {
+			count := func(key string) int64 { return ptr.Deref(number(key), 0) }
+			ready = ptr.To(updatedReady(count("generation"), count("observedGeneration"),
+				*ready, count(fields.pods), count(fields.updated)))
+		}
+	}
 	return ready, desired
+}
+
+// rollingFields name the status fields of a kind that rolls its pods from
+// one version to the next: all its pods, and those of the new version.
+type rollingFields struct{ pods, updated string }
+
+var rollingKinds = map[schema.GroupKind]rollingFields{
+	{Group: "apps", Kind: "Deployment"}:  {pods: "replicas", updated: "updatedReplicas"},
+	{Group: "apps", Kind: "StatefulSet"}: {pods: "replicas", updated: "updatedReplicas"},
+	{Group: "apps", Kind: "DaemonSet"}:   {pods: "currentNumberScheduled", updated: "updatedNumberScheduled"},
+}
+
+// updatedReady is how many pods of the new version are ready, from a
+// workload's counts: none while its controller has not observed its spec
+// (the counts are the previous version's), and otherwise the ready pods
+// beyond the old ones, counting every old pod as ready — the old version
+// serves while a rollout is stuck, so the new one gets no credit for it.
+func updatedReady(generation, observedGeneration, ready, pods, updated int64) int64 {
+	if observedGeneration < generation {
+		return 0
+	}
+	return min(updated, max(0, ready-(pods-updated)))
 }
 
 func specReplicas(manifest *unstructured.Unstructured) (int64, bool) {

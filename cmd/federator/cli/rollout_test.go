@@ -14,6 +14,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -291,5 +292,43 @@ func TestRolloutOfADeletedTemplateIsDeleting(t *testing.T) {
 		if c.State != StateDeleting {
 			t.Errorf("%s: %s, want Deleting", c.Cluster, c.State)
 		}
+	}
+}
+
+// TestReadyCountsTheNewVersion: READY is the new version's ready pods over
+// the desired ones, so a rollout stuck on a version whose pods never become
+// ready does not look done while the old pods serve.
+func TestReadyCountsTheNewVersion(t *testing.T) {
+	const deployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"demo","name":"web"},"spec":{"replicas":2}}`
+	const daemonSet = `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"namespace":"demo","name":"agent"},"spec":{}}`
+	const replicaSet = `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"namespace":"demo","name":"web"},"spec":{"replicas":2}}`
+	for _, tc := range []struct {
+		name, manifest, status string
+		want                   string
+	}{
+		{"a completed rollout: every pod new and ready", deployment,
+			`{"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2,"observedGeneration":3,"generation":3}`, "2/2"},
+		{"stuck: one broken new pod, the two old ones still ready", deployment,
+			`{"replicas":3,"updatedReplicas":1,"readyReplicas":2,"availableReplicas":2,"unavailableReplicas":1,"observedGeneration":3,"generation":3}`, "0/2"},
+		{"half way: one new pod ready, two old ones still ready", deployment,
+			`{"replicas":3,"updatedReplicas":1,"readyReplicas":3,"availableReplicas":3,"observedGeneration":3,"generation":3}`, "1/2"},
+		{"the member's controller has not yet seen the new spec", deployment,
+			`{"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2,"observedGeneration":2,"generation":3}`, "0/2"},
+		{"a DaemonSet stuck on one node", daemonSet,
+			`{"desiredNumberScheduled":2,"currentNumberScheduled":2,"updatedNumberScheduled":1,"numberReady":1,"observedGeneration":2,"generation":2}`, "0/2"},
+		{"a kind that does not roll counts every ready pod", replicaSet,
+			`{"replicas":2,"readyReplicas":2,"availableReplicas":2,"observedGeneration":1,"generation":1}`, "2/2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: "web-1", Generation: 2}}
+			w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(tc.manifest)}}}
+			w.Status.Conditions = []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionTrue, workkeys.ReasonAppliedSuccessful, "", 2)}
+			w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{Status: &runtime.RawExtension{Raw: []byte(tc.status)}}}
+			rows := rolloutTable([]templateRollout{{Template: templateInfo{Kind: "Deployment", Name: "web"},
+				Clusters: []clusterRollout{clusterState("member1", w, true, false, 3)}}}, false, false).rows
+			if got := rows[0][4]; got != tc.want {
+				t.Errorf("READY %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
