@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -128,6 +129,7 @@ func flagsOfProvider(flags *pflag.FlagSet, provider string) error {
 }
 
 func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
+	began := time.Now()
 	// A kind fleet is checked before anything is written: a machine that
 	// cannot run it is told so and keeps nothing.
 	var kindPlan *kindfleet.Plan
@@ -196,7 +198,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 					return
 				}
 			}
-			printReady(out, f, o)
+			printReady(out, f, o, time.Since(began))
 		})
 	}()
 	select {
@@ -214,11 +216,11 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 // printReady prints the ready line and, with --sample, the steps of the
 // staged rollout: with workloads, a broken version stopped at the first
 // cluster and rolled back before the good one goes out cluster by cluster.
-func printReady(out io.Writer, f fleet.Running, o upOptions) {
+func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Duration) {
 	hubEndpoint, members := f.Endpoints()
 	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
-	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything\n",
-		len(members), dir)
+	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything; started in %.1fs\n",
+		len(members), dir, startup.Seconds())
 	if !o.sample {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/federator-dev/federator/pkg/fleet"
 )
@@ -27,10 +28,11 @@ func TestPrintReady(t *testing.T) {
 	binDir := t.TempDir()
 
 	var out bytes.Buffer
-	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3"), upOptions{binDir: binDir, sample: true, workloads: true})
+	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3"), upOptions{binDir: binDir, sample: true, workloads: true}, 12345*time.Millisecond)
 	text := out.String()
 	for _, want := range []string{
 		"federator: ready: hub and 3 members; kubeconfigs in " + fleetDir + " ",
+		"; Ctrl-C stops everything; started in 12.3s\n",
 		"1. Hold member2 and member3:",
 		"2. Roll out nginx:1.27-broken; only member1 gets it, and its new pod never becomes ready (READY 0/2), so the rollout stops there:\n" +
 			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image deploy/web web=nginx:1.27-broken\n" +
@@ -54,7 +56,7 @@ func TestPrintReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3", "member4"), upOptions{binDir: binDir, sample: true})
+	printReady(&out, sampleFleet(fleetDir, "member1", "member2", "member3", "member4"), upOptions{binDir: binDir, sample: true}, time.Second)
 	text = out.String()
 	for _, want := range []string{
 		"\n  export PATH=" + binDir + `:"$PATH"` + "\n",
@@ -79,7 +81,7 @@ func TestPrintReady(t *testing.T) {
 	}
 
 	out.Reset()
-	printReady(&out, sampleFleet(fleetDir, "member1"), upOptions{binDir: binDir})
+	printReady(&out, sampleFleet(fleetDir, "member1"), upOptions{binDir: binDir}, time.Second)
 	if got := strings.Count(out.String(), "\n"); got != 1 {
 		t.Errorf("without --sample only the ready line is printed; got:\n%s", out.String())
 	}
