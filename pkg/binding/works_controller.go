@@ -15,6 +15,7 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -420,6 +421,8 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		override = overrides.Karmada(r.Client)
 	}
 	var errs []error
+	var desired []*workv1alpha1.Work
+	var clustersOf []string
 	wanted := map[string]bool{}
 	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
 	for _, target := range b.spec.Clusters {
@@ -444,9 +447,27 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			errs = append(errs, err)
 			continue
 		}
-		switch result, err := works.EnsureWork(ctx, r.Client, work, b.idLabel()); {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
+		desired = append(desired, work)
+		clustersOf = append(clustersOf, target.Name)
+	}
+	// One binding's Works are independent objects: written at once, a
+	// reconcile waits for the slowest hub round trip, not for the sum of
+	// them (a suspension rewrites every Work of every binding).
+	results := make([]works.Result, len(desired))
+	writeErrs := make([]error, len(desired))
+	var g errgroup.Group
+	g.SetLimit(parallelWorkWrites)
+	for i, work := range desired {
+		g.Go(func() error {
+			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, work, b.idLabel())
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i, result := range results {
+		switch {
+		case writeErrs[i] != nil:
+			errs = append(errs, fmt.Errorf("cluster %s: %w", clustersOf[i], writeErrs[i]))
 		case result == works.Created:
 			res.created++
 		case result == works.Updated:
@@ -475,6 +496,10 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	}
 	return res, errors.Join(errs...)
 }
+
+// parallelWorkWrites bounds the Work writes of one binding in flight at
+// once.
+const parallelWorkWrites = 16
 
 // work is the Work for one target: the manifest, and the hold decision as
 // spec.suspendDispatching (so any Karmada execution controller holds it too)
