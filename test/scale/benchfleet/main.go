@@ -106,7 +106,10 @@ type result struct {
 	// Deployment each: what a custom resource write costs the hub.
 	HubWorkWriteRate float64 `json:"hubWorkWritesPerSecond"`
 
-	Propagate      float64 `json:"propagateSeconds"`
+	Propagate float64 `json:"propagateSeconds"`
+	// WorksWritten is when every Work of the propagation was on the hub:
+	// the detector's and binding controller's part, before the dispatch.
+	WorksWritten   float64 `json:"worksWrittenSeconds"`
 	SuspendVisible float64 `json:"suspensionVisibleSeconds"`
 	ResumeP50      float64 `json:"resumeP50Seconds"`
 	ResumeP99      float64 `json:"resumeP99Seconds"`
@@ -120,6 +123,11 @@ type result struct {
 	// to, and how many were redone (requeue, error).
 	PropagationReconciles map[string]float64 `json:"reconcilesPerTemplatePropagation"`
 	CycleReconciles       map[string]float64 `json:"reconcilesPerTemplateCycle"`
+
+	// CPU is what each phase cost, by role, and how many cores were busy:
+	// the baseline's writes, federator's propagation, its suspension, and
+	// the resume until every member had the new version.
+	CPU map[string]cpuUse `json:"cpuByPhase"`
 
 	FederatorCPU   float64 `json:"federatorCPUSeconds"`
 	HubAPIServCPU  float64 `json:"hubAPIServerCPUSeconds"`
@@ -192,8 +200,13 @@ func run(ctx context.Context, o options) (r *result, err error) {
 	r = &result{Members: o.members, Resources: o.resources, Concurrency: o.concurrency,
 		QPS: fmt.Sprintf("%g/%d", o.qps, o.burst), ControllerArgs: strings.Join(o.controllerArgs, " "), Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), Commit: commit()}
 
+	hubPID, err := f.Hub.APIServerPID()
+	if err != nil {
+		return nil, err
+	}
+	r.CPU = map[string]cpuUse{}
 	logf("baseline: %d×%d Deployments written straight to the members", o.resources, o.members)
-	if r.BaselineCreate, r.BaselineUpdate, err = baseline(ctx, f, o); err != nil {
+	if r.BaselineCreate, r.BaselineUpdate, err = baseline(ctx, f, o, r, func() cpuSample { return sampleCPU(0, hubPID) }); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	logf("baseline: created in %.2fs, updated in %.2fs", r.BaselineCreate, r.BaselineUpdate)
@@ -206,7 +219,7 @@ func run(ctx context.Context, o options) (r *result, err error) {
 
 // baseline writes the M×K objects to the members directly: per member, a
 // client with federator's QPS and burst and o.concurrency writers.
-func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update float64, err error) {
+func baseline(ctx context.Context, f *fleet.Fleet, o options, r *result, sample func() cpuSample) (create, update float64, err error) {
 	const bns = "baseline"
 	clients := map[string]kubernetes.Interface{}
 	for _, m := range f.Members {
@@ -221,7 +234,9 @@ func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update fl
 		}
 		clients[m.Name] = cs
 	}
-	each := func(write func(cs kubernetes.Interface, name string) error) (float64, error) {
+	each := func(phase string, write func(cs kubernetes.Interface, name string) error) (float64, error) {
+		cpuBefore := sample()
+		defer func() { r.CPU[phase] = sample().since(cpuBefore) }()
 		began := time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, len(clients)*o.concurrency)
@@ -252,7 +267,7 @@ func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update fl
 		close(errs)
 		return time.Since(began).Seconds(), <-errs
 	}
-	create, err = each(func(cs kubernetes.Interface, n string) error {
+	create, err = each(phaseBaselineCreate, func(cs kubernetes.Interface, n string) error {
 		_, err := cs.AppsV1().Deployments(bns).Create(ctx, framework.NewDeployment(bns, n, imageV1), metav1.CreateOptions{})
 		return err
 	})
@@ -260,7 +275,7 @@ func baseline(ctx context.Context, f *fleet.Fleet, o options) (create, update fl
 		return 0, 0, err
 	}
 	patch := []byte(fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`, framework.Container, imageV2))
-	update, err = each(func(cs kubernetes.Interface, n string) error {
+	update, err = each(phaseBaselineUpdate, func(cs kubernetes.Interface, n string) error {
 		_, err := cs.AppsV1().Deployments(bns).Patch(ctx, n, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 		return err
 	})
@@ -404,8 +419,10 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}
 	defer hubState.stop()
 	all := o.resources * o.members
+	sample := func() cpuSample { return sampleCPU(ctrl.pid(), apiserverPID) }
 
 	logf("federator: policy and %d templates on the hub, to %d members", o.resources, o.members)
+	cpuBegan := sample()
 	began := time.Now()
 	if err := hc.Create(ctx, framework.NewDeploymentPolicy(ns, "bench", "", memberNames...)); err != nil {
 		return err
@@ -416,11 +433,16 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	if err := waitFor(ctx, "every member has every Deployment", func() (bool, error) {
+		// When the hub side is done tells it from the members' side.
+		if r.WorksWritten == 0 && hubState.have(imageV1) == all {
+			r.WorksWritten = time.Since(began).Seconds()
+		}
 		return watchers.have(imageV1) == all, nil
 	}); err != nil {
 		return err
 	}
 	r.Propagate = time.Since(began).Seconds()
+	r.CPU[phasePropagation] = sample().since(cpuBegan)
 	logf("federator: propagated in %.2fs", r.Propagate)
 	afterPropagation, err := quiet(ctx, hubCS)
 	if err != nil {
@@ -436,6 +458,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 
 	// Suspend all → update → resume, with every member watched throughout.
 	watchers.changes()
+	cpuBegan = sample()
 	began = time.Now()
 	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
 		return err
@@ -446,6 +469,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	r.SuspendVisible = time.Since(began).Seconds()
+	r.CPU[phaseSuspension] = sample().since(cpuBegan)
 	logf("federator: suspension visible in %.2fs; updating every template", r.SuspendVisible)
 	if err := parallel(16, o.resources, func(i int) error {
 		return framework.SetImage(ctx, hc, ns, name(i), imageV2)
@@ -461,6 +485,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	r.ChangedHeld = watchers.changes()
+	cpuBegan = sample()
 	resumed := time.Now()
 	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":null}}`); err != nil {
 		return err
@@ -470,6 +495,7 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}); err != nil {
 		return err
 	}
+	r.CPU[phaseResume] = sample().since(cpuBegan)
 	latencies := watchers.firstSeen(imageV2, resumed)
 	if len(latencies) != o.resources*o.members {
 		return fmt.Errorf("the member watches saw %d objects take the new image, want %d", len(latencies), o.resources*o.members)
@@ -959,6 +985,7 @@ func (r *result) print(out io.Writer) {
 	}
 	fmt.Fprintln(t, "MEASURE\tFEDERATOR\tDIRECT\tRATIO")
 	fmt.Fprintf(t, "every member object exists\t%.2fs\t%.2fs\t%s\n", r.Propagate, r.BaselineCreate, ratio(r.Propagate, r.BaselineCreate))
+	fmt.Fprintf(t, "  of which: every Work written on the hub\t%.2fs\t\t\n", r.WorksWritten)
 	// A suspension writes every binding and every Work: at the hub's
 	// measured write rate, that alone takes (M + M×K) / rate.
 	floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
@@ -983,6 +1010,7 @@ func (r *result) print(out io.Writer) {
 	fmt.Fprintf(t, "CPU seconds, hub API server\t%.1f\t\t\n", r.HubAPIServCPU)
 	fmt.Fprintf(t, "federator peak RSS\t%.0f MB\t\t\n", r.FederatorPeak)
 	_ = t.Flush()
+	printCPU(out, r.CPU, r.Resources*r.Members, runtime.NumCPU())
 	for _, part := range []struct {
 		name string
 		w    map[string]float64
