@@ -39,6 +39,9 @@ type WorkReconciler struct {
 	Clock clock.PassiveClock
 	// watch, when set, makes the member's objects of a kind watched.
 	watch *memberWatch
+	// memberWrites, when set, bounds the writes in flight to the member
+	// (one slot per write); the reconcile's hub writes take none.
+	memberWrites chan struct{}
 }
 
 // Reconcile reads the Work, honours its hold, applies or deletes its
@@ -175,7 +178,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
 			continue
 		}
-		current, result, adopted, err := applyManifest(ctx, member, manifest, r.Cluster)
+		current, result, adopted, err := r.applyManifest(ctx, member, manifest)
 		if adopted {
 			if err := r.takenBack(ctx, manifest); err != nil {
 				errs = append(errs, err)
@@ -199,6 +202,31 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 	}
 	status.ManifestStatuses = statuses
 	return results, nil
+}
+
+// applyManifest applies one manifest within the member's bound on writes
+// in flight.
+func (r *WorkReconciler) applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured) (*unstructured.Unstructured, applyResult, bool, error) {
+	release, err := r.memberSlot(ctx)
+	if err != nil {
+		return nil, "", false, err
+	}
+	defer release()
+	return applyManifest(ctx, member, manifest, r.Cluster)
+}
+
+// memberSlot waits for one of the member's write slots; release gives it
+// back.
+func (r *WorkReconciler) memberSlot(ctx context.Context) (release func(), err error) {
+	if r.memberWrites == nil {
+		return func() {}, nil
+	}
+	select {
+	case r.memberWrites <- struct{}{}:
+		return func() { <-r.memberWrites }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
@@ -294,7 +322,12 @@ func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (s
 			if err != nil {
 				return "", err
 			}
+			release, err := r.memberSlot(ctx)
+			if err != nil {
+				return "", err
+			}
 			did, err := r.removeManifest(ctx, member, manifest, work.Namespace, work.Name)
+			release()
 			if err != nil {
 				return "", fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)
 			}

@@ -51,16 +51,25 @@ func startMember(ctx context.Context, mgr ctrl.Manager, members *Members, cluste
 	return &member{watch: watch, cancel: cancel, done: done}, nil
 }
 
+// MemberWrites is how many writes one member is sent at once. A member's
+// workers number more: a reconcile spends as long again writing the Work's
+// status to the hub, and that round trip should not keep the next Work
+// from its member.
+const MemberWrites = 4
+
+// memberWorkers are the Work reconciles of one member at once.
+const memberWorkers = 4 * MemberWrites
+
 // newMemberController builds the Work controller of one member: its own
 // queue, workers and retry backoff, watching only that member's execution
 // namespace and its Cluster.
 func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, watch *memberWatch) (controller.Controller, error) {
 	r := &WorkReconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Members: members, Cluster: cluster, watch: watch,
-		Recorder: mgr.GetEventRecorderFor("execution-controller")}
+		Recorder: mgr.GetEventRecorderFor("execution-controller"), memberWrites: make(chan struct{}, MemberWrites)}
 	options := controller.Options{
 		Reconciler:              r,
 		Logger:                  mgr.GetLogger(),
-		MaxConcurrentReconciles: 4,
+		MaxConcurrentReconciles: memberWorkers,
 		// A member that comes back is caught up within seconds, not
 		// after client-go's exponential backoff has grown to minutes.
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, 10*time.Second),
