@@ -67,6 +67,7 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	if UpToDate(work, desired.Spec, desired.Annotations) {
 		return Unchanged, nil
 	}
+	before := work.DeepCopy()
 	for _, k := range ownedAnnotations {
 		if _, ok := desired.Annotations[k]; !ok {
 			delete(work.Annotations, k)
@@ -79,7 +80,13 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 		metav1.SetMetaDataAnnotation(&work.ObjectMeta, workkeys.ChangedAtAnnotation, now())
 	}
 	work.Spec = desired.Spec
-	return Updated, c.Update(ctx, work)
+	// A merge patch of what changed, without a resourceVersion: the spec
+	// and these annotations are the writer's alone, so a status write by
+	// the dispatcher since the cache read (a Work being held is reported
+	// just as the next change to it is written) is no reason to be
+	// refused, and the hub decodes the change, not the whole manifest
+	// again.
+	return Updated, c.Patch(ctx, work, client.MergeFrom(before))
 }
 
 // UpToDate reports whether work carries spec and annotations: manifests are
