@@ -93,7 +93,7 @@ func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns })
 	named := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == cluster })
 	for _, src := range []source.Source{
-		sharedSource(works, &holdsReportedLater{}, inNamespace,
+		sharedSource(works, &handler.EnqueueRequestForObject{}, inNamespace,
 			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{})),
 		sharedSource(clusters, handler.EnqueueRequestsFromMapFunc(worksOf(mgr.GetClient(), ns)), named, readyChanged{}),
 	} {
@@ -155,35 +155,6 @@ func worksOf(hub client.Client, ns string) handler.MapFunc {
 		}
 		return reqs
 	}
-}
-
-// holdReportDelay is how long a Work that has just been held waits for its
-// reconcile. A hold needs nothing from the member: the Work's spec holds it
-// already, and the reconcile only reports it (its Dispatching condition and
-// an event). Reported at once, those writes would share the hub with the
-// ones still making the hold take effect on the other Works (a suspension
-// rewrites every Work of every binding), and hold those back.
-const holdReportDelay = 2 * time.Second
-
-// holdsReportedLater enqueues a Work at once, except when an update holds
-// it: then after holdReportDelay.
-type holdsReportedLater struct{ handler.EnqueueRequestForObject }
-
-func (h *holdsReportedLater) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if holdStarts(e.ObjectOld, e.ObjectNew) {
-		q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}, holdReportDelay)
-		return
-	}
-	h.EnqueueRequestForObject.Update(ctx, e, q)
-}
-
-// holdStarts reports whether an update holds a Work that was not held, and
-// changes nothing else the dispatcher acts on at once (a deletion).
-func holdStarts(old, updated client.Object) bool {
-	o, ok1 := old.(*workv1alpha1.Work)
-	n, ok2 := updated.(*workv1alpha1.Work)
-	return ok1 && ok2 && n.DeletionTimestamp.IsZero() &&
-		!ptr.Deref(o.Spec.SuspendDispatching, false) && ptr.Deref(n.Spec.SuspendDispatching, false)
 }
 
 // deletionStarted passes the update that sets a deletionTimestamp.
