@@ -60,6 +60,17 @@ $(BIN)/kubectl: hack/tools/go.mod
 $(BIN)/etcd: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
+# Node binaries of the kind node image (make kind-image), not of the local
+# fleet: built the same way, from the same module.
+$(BIN)/kubelet: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubelet
+
+$(BIN)/kubeadm: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubeadm
+
+$(BIN)/kube-proxy: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-proxy
+
 # CRDs for the Karmada API types the hub serves, generated from Karmada's Go
 # types in the module cache.
 manifests:
