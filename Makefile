@@ -144,9 +144,16 @@ clean:
 # privileged containers; `federator up --provider kind` says what is missing
 # where it does not. kind-down deletes what a killed kind-up left.
 KIND_MEMBERS ?= 2
-.PHONY: kind-up kind-down
+.PHONY: kind-up kind-down workload-image
 kind-up: build
 	hack/kind-up.sh $(KIND_MEMBERS)
 
 kind-down:
 	hack/kind-down.sh
+
+# The workload images of kind fleets, FROM scratch around one static server
+# (hack/workload-image): federator/web:1.25 and federator/web:1.27-broken,
+# whose readiness fails; checked with ordinary containers once built. A kind
+# fleet loads them into every member when Docker has them.
+workload-image:
+	hack/workload-image/build.sh
