@@ -144,12 +144,24 @@ clean:
 # privileged containers; `federator up --provider kind` says what is missing
 # where it does not. kind-down deletes what a killed kind-up left.
 KIND_MEMBERS ?= 2
-.PHONY: kind-up kind-down workload-image
+.PHONY: kind-up kind-down workload-image kind-image kind-image-verify
 kind-up: build
 	hack/kind-up.sh $(KIND_MEMBERS)
 
 kind-down:
 	hack/kind-down.sh
+
+# The kind node image federator/kind-node:v1.34.1, built with no registry
+# (Debian packages by debootstrap, everything else from the Go module proxy;
+# README: kind fleets). It builds on any Docker, but a node starts only where
+# Docker allows privileged containers, which this project's build machines
+# do not: so neither .ci/run nor `make test` builds it. make kind-image-verify
+# checks a built image with unprivileged throwaway containers.
+kind-image:
+	hack/kind-node-image.sh
+
+kind-image-verify:
+	hack/kind-node-image.sh --verify
 
 # The workload images of kind fleets, FROM scratch around one static server
 # (hack/workload-image): federator/web:1.25 and federator/web:1.27-broken,
