@@ -89,6 +89,7 @@ tree() { # PID: it and its descendants
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	set +e +o pipefail # clean up all there is, whatever fails
 	# End the background jobs with all they started (debootstrap, go, dpkg)
 	# before unmounting and removing what they work in.
 	local procs=() p i img
@@ -132,7 +133,7 @@ go_bins() {
 	"${static[@]}" -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION" \
 		"sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
 	"${static[@]}" -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
-	"${static[@]}" -ldflags "-s -w" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION"
+	"${static[@]}" -ldflags "-s -w -X main.VERSION=$LOCAL_PATH_VERSION" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION"
 	(cd "$ROOT" && "${static[@]}" -ldflags "-s -w" ./hack/kind-node-image/kindnetd)
 	gcc -static -Os -DVERSION=v3.10.1-federator -o "$work/bin/pause" "$kube_dir/build/pause/linux/pause.c"
 	strip "$work/bin/pause"
@@ -153,9 +154,10 @@ pids+=($!)
 # The second debootstrap reuses the first's downloads.
 (rootfs node-rootfs "$NODE_PACKAGES" && rootfs net-rootfs "$NET_PACKAGES") >"$work/logs/debootstrap.log" 2>&1 &
 pids+=($!)
-for i in 0 1; do
-	name=(go debootstrap)
-	wait "${pids[$i]}" || { tail -n 30 "$work/logs/${name[$i]}.log" >&2; die "${name[$i]} failed (log above)"; }
+# The first to fail stops the build (cleanup ends the other).
+declare -A job=(["${pids[0]}"]=go ["${pids[1]}"]=debootstrap)
+for _ in 0 1; do
+	wait -n -p done "${pids[@]}" || { tail -n 30 "$work/logs/${job[$done]}.log" >&2; die "${job[$done]} failed (log above)"; }
 done
 pids=()
 cp "$work/node-rootfs/bin/busybox" "$work/bin/busybox"
