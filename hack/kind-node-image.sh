@@ -70,9 +70,12 @@ nbuild=0
 # dbuild ARG...: docker build, its output kept in $work/logs and shown when
 # it fails. The legacy builder leaves the images of a failed build's steps;
 # cleanup removes those (stepimages) unless a kept image is built on them.
+# It runs in a session of its own, out of reach of Ctrl-C: a client killed
+# mid-build leaves the daemon to finish the step after cleanup has run;
+# instead the build ends, then the trap runs.
 dbuild() {
 	local log="$work/logs/build-$((++nbuild)).log"
-	docker build --force-rm "$@" >"$log" 2>&1 && return
+	setsid --wait docker build --force-rm "$@" >"$log" 2>&1 && return
 	grep -v -e DEPRECATED -e buildx -e '^ *$' "$log" | tail -n 20 >&2
 	return 1
 }
@@ -102,7 +105,11 @@ cleanup() {
 		done
 	fi
 	docker ps -aq --filter "name=federator-kind-build-$id-" | xargs -r docker rm -f >/dev/null 2>&1 || true
-	docker images --format "{{.Repository}}:{{.Tag}}" --filter "reference=federator-kind-build/*:$id" | xargs -r docker rmi -f >/dev/null 2>&1 || true
+	# Twice: a killed `docker import` may still be tagging its image.
+	for i in 1 2; do
+		docker images --format "{{.Repository}}:{{.Tag}}" --filter "reference=federator-kind-build/*:$id" | xargs -r docker rmi -f >/dev/null 2>&1
+		((i == 2)) || sleep 1
+	done
 	stepimages | while read -r img; do # untagged ones only: the last is $IMAGE
 		[[ $(docker image inspect -f '{{len .RepoTags}}' "$img" 2>/dev/null) == 0 ]] &&
 			docker rmi "$img" >/dev/null 2>&1 || true
@@ -156,8 +163,9 @@ pids+=($!)
 pids+=($!)
 # The first to fail stops the build (cleanup ends the other).
 declare -A job=(["${pids[0]}"]=go ["${pids[1]}"]=debootstrap)
-for _ in 0 1; do
-	wait -n -p done "${pids[@]}" || { tail -n 30 "$work/logs/${job[$done]}.log" >&2; die "${job[$done]} failed (log above)"; }
+while ((${#job[@]})); do
+	wait -n -p done "${!job[@]}" || { tail -n 30 "$work/logs/${job[$done]}.log" >&2; die "${job[$done]} failed (log above)"; }
+	unset "job[$done]"
 done
 pids=()
 cp "$work/node-rootfs/bin/busybox" "$work/bin/busybox"
@@ -295,7 +303,8 @@ for c in "${!refs[@]}"; do echo "$(tag "$c") ${refs[$c]}"; done |
 	docker run -i --name "federator-kind-build-$id-import" -v "$work/images.tar:/images.tar:ro" \
 		--entrypoint /bin/sh "$(tag node-stage)" -c "$import_script" >"$work/imported"
 sort "$work/imported" | diff -u "$n/kind/images" - || die "the node's containerd does not hold exactly the images above"
-docker commit "federator-kind-build-$id-import" "$(tag node-imported)" >/dev/null
+setsid --wait docker commit "federator-kind-build-$id-import" "$(tag node-imported)" >/dev/null
+previous=$(docker image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 dbuild -t "$IMAGE" - <<EOF
 FROM $(tag node-imported)
 ENV container=docker
@@ -303,6 +312,10 @@ STOPSIGNAL SIGRTMIN+3
 ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]
 EOF
 
+# The image this one replaces, now untagged, goes (unless something else uses it).
+if [[ -n $previous && $(docker image inspect --format '{{len .RepoTags}}' "$previous" 2>/dev/null) == 0 ]]; then
+	docker rmi "$previous" >/dev/null 2>&1 || true
+fi
 elapsed=$(($(date +%s) - began))
 size=$(docker image inspect --format '{{.Size}}' "$IMAGE")
 log "built $IMAGE in $((elapsed / 60))m$((elapsed % 60))s; image size $((size / 1000000)) MB ($(wc -l <"$n/kind/images") images preloaded)"
