@@ -60,6 +60,17 @@ $(BIN)/kubectl: hack/tools/go.mod
 $(BIN)/etcd: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
+# Node binaries of the kind node image (make kind-image), not of the local
+# fleet: built the same way, from the same module.
+$(BIN)/kubelet: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubelet
+
+$(BIN)/kubeadm: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubeadm
+
+$(BIN)/kube-proxy: hack/tools/go.mod
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-proxy
+
 # CRDs for the Karmada API types the hub serves, generated from Karmada's Go
 # types in the module cache.
 manifests:
@@ -133,9 +144,28 @@ clean:
 # privileged containers; `federator up --provider kind` says what is missing
 # where it does not. kind-down deletes what a killed kind-up left.
 KIND_MEMBERS ?= 2
-.PHONY: kind-up kind-down
+.PHONY: kind-up kind-down workload-image kind-image kind-image-verify
 kind-up: build
 	hack/kind-up.sh $(KIND_MEMBERS)
 
 kind-down:
 	hack/kind-down.sh
+
+# The kind node image federator/kind-node:v1.34.1, built with no registry
+# (Debian packages by debootstrap, everything else from the Go module proxy;
+# README: kind fleets). It builds on any Docker, but a node starts only where
+# Docker allows privileged containers, which this project's build machines
+# do not: so neither .ci/run nor `make test` builds it. make kind-image-verify
+# checks a built image with unprivileged throwaway containers.
+kind-image:
+	hack/kind-node-image.sh
+
+kind-image-verify:
+	hack/kind-node-image.sh --verify
+
+# The workload images of kind fleets, FROM scratch around one static server
+# (hack/workload-image): federator/web:1.25 and federator/web:1.27-broken,
+# whose readiness fails; checked with ordinary containers once built. A kind
+# fleet loads them into every member when Docker has them.
+workload-image:
+	hack/workload-image/build.sh

@@ -58,7 +58,8 @@ type Fleet struct {
 }
 
 type created struct {
-	kindName, kubeconfigPath string
+	// name is the fleet's name of it: hub, member1, ...
+	name, kindName, kubeconfigPath string
 }
 
 var _ fleet.Running = (*Fleet)(nil)
@@ -161,8 +162,23 @@ func (p *Plan) Start(ctx context.Context, log io.Writer) (_ *Fleet, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("kind fleet: interrupted: %w", err)
 	}
+	// The hub runs no pods of workloads (its Deployments are templates).
+	if err := f.loadImages(ctx, docker{command: "docker"}.presentImages(ctx, WorkloadImages), f.memberKindNames()); err != nil {
+		return nil, err
+	}
 	f.printf("kind fleet ready: %s and %d member(s) in %s", ClusterName(p.o.Prefix, fleet.HubName), len(f.Members), time.Since(began).Round(time.Second))
 	return f, nil
+}
+
+// memberKindNames are the kind clusters of the members Start created.
+func (f *Fleet) memberKindNames() []string {
+	var names []string
+	for _, c := range f.created {
+		if c.name != fleet.HubName {
+			names = append(names, c.kindName)
+		}
+	}
+	return names
 }
 
 // refuseExisting keeps Start from adopting, and Stop from deleting,
@@ -193,7 +209,7 @@ func (f *Fleet) create(prefix, name, nodeImage, dir string) (fleet.Endpoint, err
 	f.printf("creating kind cluster %s (node image %s) ...", kindName, nodeImage)
 	began := time.Now()
 	// Recorded first: a cluster whose creation fails half-way is deleted too.
-	f.created = append(f.created, created{kindName: kindName, kubeconfigPath: kubeconfigPath})
+	f.created = append(f.created, created{name: name, kindName: kindName, kubeconfigPath: kubeconfigPath})
 	// kind writes its kubeconfig to the explicit path, never to the user's
 	// ~/.kube/config; it is rewritten below with the fleet's context name.
 	if err := f.provider.Create(kindName,
