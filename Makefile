@@ -83,9 +83,10 @@ vet:
 fmt:
 	gofmt -l -w $$(git ls-files '*.go')
 
-# Unit tests, plus pkg/fleet's tests, which start real API servers.
+# Unit tests (with hack/'s own programs, such as the workload image's
+# server), plus pkg/fleet's tests, which start real API servers.
 unit: binaries
-	go test ./apis/... ./config/... ./pkg/... ./cmd/...
+	go test ./apis/... ./config/... ./pkg/... ./cmd/... ./hack/...
 
 # FLEET=kind runs the suite on kind clusters (README: kind fleets); the
 # default is the local fleet, which needs no Docker.
