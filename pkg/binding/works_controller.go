@@ -421,8 +421,12 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		override = overrides.Karmada(r.Client)
 	}
 	var errs []error
-	var desired []*workv1alpha1.Work
-	var clustersOf []string
+	// The Work each target gets, written below.
+	type clusterWork struct {
+		cluster string
+		work    *workv1alpha1.Work
+	}
+	var desired []clusterWork
 	wanted := map[string]bool{}
 	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
 	for _, target := range b.spec.Clusters {
@@ -447,8 +451,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			errs = append(errs, err)
 			continue
 		}
-		desired = append(desired, work)
-		clustersOf = append(clustersOf, target.Name)
+		desired = append(desired, clusterWork{cluster: target.Name, work: work})
 	}
 	// One binding's Works are independent objects: written at once, a
 	// reconcile waits for the slowest hub round trip, not for the sum of
@@ -457,9 +460,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	writeErrs := make([]error, len(desired))
 	var g errgroup.Group
 	g.SetLimit(parallelWorkWrites)
-	for i, work := range desired {
+	for i, d := range desired {
 		g.Go(func() error {
-			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, work, b.idLabel())
+			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel())
 			return nil
 		})
 	}
@@ -467,7 +470,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	for i, result := range results {
 		switch {
 		case writeErrs[i] != nil:
-			errs = append(errs, fmt.Errorf("cluster %s: %w", clustersOf[i], writeErrs[i]))
+			errs = append(errs, fmt.Errorf("cluster %s: %w", desired[i].cluster, writeErrs[i]))
 		case result == works.Created:
 			res.created++
 		case result == works.Updated:

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -32,8 +31,8 @@ var roles = []string{roleFederator, roleHubAPIServer, roleMemberServers, roleEtc
 
 // cpuSample is the CPU seconds each role has used so far, and when.
 type cpuSample struct {
-	at    time.Time
-	byRol map[string]float64
+	at     time.Time
+	byRole map[string]float64
 }
 
 // cpuUse is what a phase cost: CPU seconds by role over its wall time.
@@ -62,9 +61,9 @@ func (u cpuUse) Cores() float64 {
 // sampleCPU reads the CPU seconds of this process and of every process it
 // started (the fleet's API servers and etcds, federator), by role.
 func sampleCPU(federatorPID, hubAPIServerPID int) cpuSample {
-	s := cpuSample{at: time.Now(), byRol: map[string]float64{}}
+	s := cpuSample{at: time.Now(), byRole: map[string]float64{}}
 	self := os.Getpid()
-	s.byRol[roleBench] = cpuSeconds(self)
+	s.byRole[roleBench] = cpuSeconds(self)
 	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range paths {
 		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
@@ -77,13 +76,13 @@ func sampleCPU(federatorPID, hubAPIServerPID int) cpuSample {
 		}
 		switch {
 		case pid == federatorPID:
-			s.byRol[roleFederator] += cpuSeconds(pid)
+			s.byRole[roleFederator] += cpuSeconds(pid)
 		case pid == hubAPIServerPID:
-			s.byRol[roleHubAPIServer] += cpuSeconds(pid)
+			s.byRole[roleHubAPIServer] += cpuSeconds(pid)
 		case comm == "kube-apiserver":
-			s.byRol[roleMemberServers] += cpuSeconds(pid)
+			s.byRole[roleMemberServers] += cpuSeconds(pid)
 		case comm == "etcd":
-			s.byRol[roleEtcd] += cpuSeconds(pid)
+			s.byRole[roleEtcd] += cpuSeconds(pid)
 		}
 	}
 	return s
@@ -92,8 +91,8 @@ func sampleCPU(federatorPID, hubAPIServerPID int) cpuSample {
 // since is the CPU used between an earlier sample and this one.
 func (s cpuSample) since(earlier cpuSample) cpuUse {
 	u := cpuUse{Wall: s.at.Sub(earlier.at).Seconds(), ByRole: map[string]float64{}}
-	for role, v := range s.byRol {
-		if d := v - earlier.byRol[role]; d > 0 {
+	for role, v := range s.byRole {
+		if d := v - earlier.byRole[role]; d > 0 {
 			u.ByRole[role] = d
 		}
 	}
@@ -129,7 +128,7 @@ func (u cpuUse) describe(objects int) []string {
 		}
 		out = append(out, fmt.Sprintf("%s %.1fs (%.1f ms per object)", role, v, 1000*v/float64(objects)))
 	}
-	return slices.Clip(out)
+	return out
 }
 
 // Phases whose CPU is measured, in the order they run.
