@@ -43,6 +43,13 @@ const (
 	// the hold annotations; absent while every override applies.
 	OverrideFailedAnnotation = "work.federator.dev/override-failed"
 
+	// BindingGenerationAnnotation, on a Work, is the generation of the
+	// binding whose spec the Work was last written from. A writer that read
+	// an older binding (a cache behind the API server) writes nothing and
+	// reads again, so a hold decided from an old binding never overwrites
+	// one decided from a newer binding.
+	BindingGenerationAnnotation = "work.federator.dev/binding-generation"
+
 	// ChangedAtAnnotation, on a Work, is when the binding controller last
 	// wrote a changed manifest into it (RFC 3339, sub-second): where
 	// federator_dispatch_latency_seconds starts counting.

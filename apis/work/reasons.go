@@ -123,6 +123,11 @@ const (
 	ReasonWorksSynced = "WorksSynced"
 	// MessageWorksSynced is the message for ReasonWorksSynced.
 	MessageWorksSynced = "Works are written for every target cluster"
+	// ReasonUnclaimed: the policy that claimed the template is gone, so the
+	// Works are kept as last written, with the holds and the deletion
+	// delay they had, and no longer follow the template until a policy
+	// claims it again (WorksSynced=True).
+	ReasonUnclaimed = "Unclaimed"
 	// ReasonSyncWorkFailed: some Work could not be written; the message says
 	// which cluster and why (WorksSynced=False).
 	ReasonSyncWorkFailed = "SyncWorkFailed"

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,7 +33,8 @@ import (
 // applied overrides with the override policies, an override failure with
 // its cause.
 var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation,
-	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation}
+	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation,
+	workkeys.BindingGenerationAnnotation}
 
 // Result says what EnsureWork did.
 type Result string
@@ -45,6 +48,19 @@ const (
 // EnsureWork creates desired, or updates the stored Work when what it
 // carries differs. ownerLabel names the label that must match on an
 // existing Work: a Work written for another owner is never taken over.
+//
+// An update states every field that decides what is held
+// (spec.suspendDispatching, spec.preserveResourcesOnDeletion, the owner
+// label and every owned annotation, present or explicitly removed), never
+// a difference computed against the cached Work: a cache one write behind
+// can then neither leave a hold out of a write nor carry a stale one into
+// it. The manifests are stated when they differ from the cached Work's: a
+// merge patch drops the nulls inside a list (evanphx/json-patch, as the
+// API server applies it), so restating an unchanged manifest could change
+// it. A manifest the cache wrongly shows as written is written on the pass
+// its Work's event brings (the binding controller watches Works). When desired carries BindingGenerationAnnotation and the Work was
+// last written for a newer binding, the caller read an old binding: it
+// gets a conflict error (retry.CacheBehind) and nothing is written.
 func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work, ownerLabel string) (Result, error) {
 	work := &workv1alpha1.Work{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), work)
@@ -64,29 +80,77 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 		return "", fmt.Errorf("work %s/%s belongs to another owner (label %s=%q, want %q)", work.Namespace, work.Name,
 			ownerLabel, work.Labels[ownerLabel], want)
 	}
+	if err := writtenForOlderBinding(work, desired); err != nil {
+		return "", err
+	}
 	if UpToDate(work, desired.Spec, desired.Annotations) {
 		return Unchanged, nil
 	}
-	before := work.DeepCopy()
-	for _, k := range ownedAnnotations {
-		if _, ok := desired.Annotations[k]; !ok {
-			delete(work.Annotations, k)
-		}
+	patch, err := fullIntent(desired, ownerLabel, !manifestsUpToDate(work.Spec, desired.Spec))
+	if err != nil {
+		return "", err
 	}
-	for k, v := range desired.Annotations {
-		metav1.SetMetaDataAnnotation(&work.ObjectMeta, k, v)
-	}
-	if !manifestsUpToDate(work.Spec, desired.Spec) {
-		metav1.SetMetaDataAnnotation(&work.ObjectMeta, workkeys.ChangedAtAnnotation, now())
-	}
-	work.Spec = desired.Spec
-	// A merge patch of what changed, without a resourceVersion: the spec
-	// and these annotations are the writer's alone, so a status write by
+	// A merge patch without a resourceVersion: the fields it states are
+	// the writer's alone and it states all of them, so a status write by
 	// the dispatcher since the cache read (a Work being held is reported
 	// just as the next change to it is written) is no reason to be
-	// refused, and the hub decodes the change, not the whole manifest
-	// again.
-	return Updated, c.Patch(ctx, work, client.MergeFrom(before))
+	// refused, and nothing in it depends on what the cache held.
+	return Updated, c.Patch(ctx, work, client.RawPatch(types.MergePatchType, patch))
+}
+
+// writtenForOlderBinding returns a conflict error when the stored Work was
+// last written from a newer binding than desired was built from.
+func writtenForOlderBinding(stored, desired *workv1alpha1.Work) error {
+	want, ok := desired.Annotations[workkeys.BindingGenerationAnnotation]
+	if !ok {
+		return nil
+	}
+	have, err1 := strconv.ParseInt(stored.Annotations[workkeys.BindingGenerationAnnotation], 10, 64)
+	read, err2 := strconv.ParseInt(want, 10, 64)
+	if err1 != nil || err2 != nil || have <= read {
+		return nil
+	}
+	return apierrors.NewConflict(workv1alpha1.SchemeGroupVersion.WithResource("works").GroupResource(), stored.Name,
+		fmt.Errorf("work %s/%s was written for binding generation %d, newer than the generation %d read from the cache",
+			stored.Namespace, stored.Name, have, read))
+}
+
+// fullIntent is the merge patch that sets every field the writer of
+// desired owns: owned annotations desired lacks are removed (null); the
+// manifests, and ChangedAtAnnotation with them, when they changed.
+func fullIntent(desired *workv1alpha1.Work, ownerLabel string, manifestsChanged bool) ([]byte, error) {
+	annotations := map[string]any{}
+	for _, k := range ownedAnnotations {
+		annotations[k] = nil
+	}
+	for k, v := range desired.Annotations {
+		annotations[k] = v
+	}
+	if manifestsChanged {
+		annotations[workkeys.ChangedAtAnnotation] = now()
+	}
+	var preserve any
+	if desired.Spec.PreserveResourcesOnDeletion != nil {
+		preserve = *desired.Spec.PreserveResourcesOnDeletion
+	}
+	spec := map[string]any{
+		"suspendDispatching":          ptr.Deref(desired.Spec.SuspendDispatching, false),
+		"preserveResourcesOnDeletion": preserve,
+	}
+	if manifestsChanged {
+		manifests := desired.Spec.Workload.Manifests
+		if manifests == nil {
+			manifests = []workv1alpha1.Manifest{}
+		}
+		spec["workload"] = map[string]any{"manifests": manifests}
+	}
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{
+			"labels":      map[string]any{ownerLabel: desired.Labels[ownerLabel]},
+			"annotations": annotations,
+		},
+		"spec": spec,
+	})
 }
 
 // UpToDate reports whether work carries spec and annotations: manifests are

@@ -74,8 +74,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Named(name).
 			For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
 				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-			Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(bindingOfWork(clusterScoped)),
-				builder.WithPredicates(workDeleted{})).
+			Watches(&workv1alpha1.Work{}, batched(bindingOfWork(clusterScoped), workBatch),
+				builder.WithPredicates(workIntentChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped)),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
@@ -301,13 +301,27 @@ func (apiEnablementsChanged) Update(e event.UpdateEvent) bool {
 		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements)
 }
 
-// workDeleted passes a Work deleted by someone else: its binding writes it
-// again. The binding's own creates and updates are not news to it.
-type workDeleted struct{ predicate.Funcs }
+// workIntentChanged passes a Work deleted, and a Work whose spec or
+// annotations changed (not its status): its binding compares it with what
+// it wants and writes it again where they differ. That includes the
+// binding controller's own writes, on purpose: a pass that compared with a
+// cached Work one write behind may have left a Work as it should not be,
+// and the event of that write, once the cache has it, brings the pass
+// that sees it. Creates are the binding's own and carry what it wanted.
+type workIntentChanged struct{ predicate.Funcs }
 
-func (workDeleted) Create(event.CreateEvent) bool   { return false }
-func (workDeleted) Update(event.UpdateEvent) bool   { return false }
-func (workDeleted) Generic(event.GenericEvent) bool { return false }
+func (workIntentChanged) Create(event.CreateEvent) bool   { return false }
+func (workIntentChanged) Generic(event.GenericEvent) bool { return false }
+
+func (workIntentChanged) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+		!equality.Semantic.DeepEqual(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()) ||
+		!equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+}
+
+// workBatch gathers the events of one binding's Works (written at once)
+// into one pass of the binding controller.
+const workBatch = 100 * time.Millisecond
 
 // workStatusChanged passes what the status must reflect: a Work's new
 // status, and a Work gone.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,6 +95,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
+	if gone, policy, err := r.policyGone(ctx, b); err != nil || gone {
+		if err != nil {
+			return ctrl.Result{}, "", err
+		}
+		outcome, err := r.unclaimed(ctx, b, policy)
+		return ctrl.Result{}, outcome, err
+	}
 	metrics.SuspendedTemplates.Observe(suspendedKey(b), tpl.GetAnnotations())
 
 	before := b.snapshot()
@@ -150,7 +158,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		countdown.Source{Name: in.Policy.String(), Annotations: in.Policy.Annotations}, r.MaxDeletionDelay)
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
-	sync, syncErr := r.syncWorks(ctx, b, tpl, decisions, delay)
+	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay)
 	if retry.CacheBehind(syncErr) {
 		// A Work changed or appeared since the cache saw it: retry quietly.
 		return retry.Soon(), "", nil
@@ -402,7 +410,8 @@ func (s syncResult) String() string {
 // syncWorks writes the Work of every target, held as decisions say, with
 // the deletion delay in force on its manifest, and deletes the others —
 // unless the delay cannot be read: bad input never deletes.
-func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, decisions map[string]hold.Decision, delay countdown.Delay) (syncResult, error) {
+func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
+	decisions map[string]hold.Decision, delay countdown.Delay) (syncResult, error) {
 	res := syncResult{heldBefore: map[string]bool{}}
 	existing, err := worksOf(ctx, r.Client, b)
 	if err != nil {
@@ -421,11 +430,6 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		override = overrides.Karmada(r.Client)
 	}
 	var errs []error
-	// The Work each target gets, written below.
-	type clusterWork struct {
-		cluster string
-		work    *workv1alpha1.Work
-	}
 	var desired []clusterWork
 	wanted := map[string]bool{}
 	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
@@ -452,6 +456,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			continue
 		}
 		desired = append(desired, clusterWork{cluster: target.Name, work: work})
+	}
+	if err := r.confirmReleases(ctx, b, in, checks, decisions, desired, last); err != nil {
+		return res, err
 	}
 	// One binding's Works are independent objects: written at once, a
 	// reconcile waits for the slowest hub round trip, not for the sum of
@@ -500,6 +507,12 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	return res, errors.Join(errs...)
 }
 
+// clusterWork is the Work one target gets.
+type clusterWork struct {
+	cluster string
+	work    *workv1alpha1.Work
+}
+
 // parallelWorkWrites bounds the Work writes of one binding in flight at
 // once.
 const parallelWorkWrites = 16
@@ -515,7 +528,9 @@ func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied m
 		return nil, err
 	}
 	labels := map[string]string{b.idLabel(): o.BindingID}
-	annotations := map[string]string{}
+	annotations := map[string]string{
+		workkeys.BindingGenerationAnnotation: strconv.FormatInt(b.obj.GetGeneration(), 10),
+	}
 	for k, v := range applied {
 		annotations[k] = v
 	}

@@ -1,0 +1,157 @@
+package binding
+
+import (
+	"context"
+	"fmt"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/hold"
+)
+
+// policyGone reports whether the binding names a claiming policy that no
+// longer exists (or is being deleted), and that policy's key for a person.
+func (r *Reconciler) policyGone(ctx context.Context, b view) (bool, string, error) {
+	kind, ns, name := b.policyRef()
+	policy := emptyPolicy(kind)
+	if policy == nil {
+		return false, "", nil
+	}
+	key := kind + " " + client.ObjectKey{Namespace: ns, Name: name}.String()
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
+	if apierrors.IsNotFound(err) {
+		return true, key, nil
+	}
+	if err != nil {
+		return false, key, err
+	}
+	return !policy.GetDeletionTimestamp().IsZero(), key, nil
+}
+
+func emptyPolicy(kind string) client.Object {
+	switch kind {
+	case "PropagationPolicy":
+		return &policyv1alpha1.PropagationPolicy{}
+	case "ClusterPropagationPolicy":
+		return &policyv1alpha1.ClusterPropagationPolicy{}
+	}
+	return nil
+}
+
+// unclaimed records that the binding's policy is gone and writes nothing
+// else: the Works keep the manifests, the holds and the deletion delay they
+// last had. Deciding without the policy would drop its holds (its
+// suspended annotations, its gates) and its deletion delay, so a policy
+// pruned and applied again by GitOps, or `kubectl replace --force`, would
+// send every held version out in between, and a template pruned with its
+// policy would be deleted from members at once. Like Karmada, a template no
+// policy claims is not propagated further; the policy that claims it next
+// decides afresh.
+func (r *Reconciler) unclaimed(ctx context.Context, b view, policy string) (string, error) {
+	before := b.snapshot()
+	conditions.Set(&b.status.Conditions, unstamped, metav1.Condition{Type: workkeys.ConditionWorksSynced,
+		Status: metav1.ConditionTrue, Reason: workkeys.ReasonUnclaimed,
+		Message: fmt.Sprintf("%s, which claimed the template, is gone: its Works keep the holds and the deletion delay "+
+			"they last had and no longer follow the template, until a policy claims it again", policy)})
+	_, outcome, err := r.finish(ctx, b, before, nil, "policy "+policy+" gone: Works kept as last written")
+	return outcome, err
+}
+
+// confirmReleases re-decides, from the claiming policy as the API server
+// has it now, every cluster whose Work this pass would release with a new
+// version (a new Work, a held one released, or a changed manifest), and
+// holds those that the fresh policy holds. The cache's policy and its
+// binding are read from different watches, which can be seconds apart
+// under load: a suspension written just before a template change may not
+// be in the cached policy (nor yet carried into the binding by the
+// detector) when the binding brings the change. A hold either read sees
+// holds. It costs one read of the policy only when something new would go
+// out; changed decisions are written into desired.
+func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input, checks []hold.Check,
+	decisions map[string]hold.Decision, desired []clusterWork, last map[string]*workv1alpha1.Work) error {
+	var releasing []string
+	for _, d := range desired {
+		if decisions[d.cluster].Held() {
+			continue
+		}
+		stored := last[d.work.Namespace]
+		if stored == nil || ptr.Deref(stored.Spec.SuspendDispatching, false) ||
+			!works.UpToDate(stored, d.work.Spec, stored.Annotations) {
+			releasing = append(releasing, d.cluster)
+		}
+	}
+	kind, ns, name := b.policyRef()
+	if len(releasing) == 0 || emptyPolicy(kind) == nil || r.APIReader == nil {
+		return nil
+	}
+	policy := &unstructured.Unstructured{}
+	policy.SetGroupVersionKind(schema.GroupVersionKind{Group: policyv1alpha1.GroupName, Version: "v1alpha1", Kind: kind})
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone since the cache read: the next pass, once the cache has
+			// it, keeps the Works as they are.
+			return apierrors.NewConflict(schema.GroupResource{Group: policyv1alpha1.GroupName, Resource: kind},
+				name, fmt.Errorf("the policy is gone from the API server but not yet from the cache"))
+		}
+		return err
+	}
+	if policy.GetResourceVersion() == r.cachedPolicyVersion(ctx, kind, ns, name) {
+		return nil
+	}
+	spec := &policyv1alpha1.PropagationSpec{}
+	if raw, ok := policy.Object["spec"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, spec); err != nil {
+			return fmt.Errorf("reading %s %s/%s: %w", kind, ns, name, err)
+		}
+	}
+	spec = policykeys.FoldAliases(spec, policy)
+	freshIn := in
+	freshIn.Policy.Annotations = policy.GetAnnotations()
+	freshIn.Suspension = spec.Suspension
+	if v := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; v != in.Policy.Annotations[gatingv1alpha1.GatesAnnotation] {
+		gates, err := r.resolveGates(ctx, hold.ParseGates(v, ns, in.Policy.String()))
+		if err != nil {
+			return err
+		}
+		freshIn.PolicyGates = gates
+	}
+	fresh := hold.Decide(freshIn, releasing, checks)
+	for i := range desired {
+		d := &desired[i]
+		if f := fresh[d.cluster]; f.Held() && !decisions[d.cluster].Held() {
+			decisions[d.cluster] = f
+			holdWork(d.work, f)
+		}
+	}
+	return nil
+}
+
+// cachedPolicyVersion is the resourceVersion of the policy in the cache,
+// "" when the cache does not have it.
+func (r *Reconciler) cachedPolicyVersion(ctx context.Context, kind, ns, name string) string {
+	policy := emptyPolicy(kind)
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy); err != nil {
+		return ""
+	}
+	return policy.GetResourceVersion()
+}
+
+// holdWork makes work carry decision's hold.
+func holdWork(work *workv1alpha1.Work, decision hold.Decision) {
+	work.Spec.SuspendDispatching = ptr.To(true)
+	work.Annotations[workkeys.HoldReasonAnnotation] = decision.Reason()
+	work.Annotations[workkeys.HoldMessageAnnotation] = decision.Message()
+}

@@ -1,0 +1,164 @@
+package binding
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/federator-dev/federator/internal/works"
+)
+
+func (b *bindingTest) setImage(t *testing.T, image string) {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "web", Image: image}}
+	if err := b.hub.Update(context.Background(), dep); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func workImage(w *workv1alpha1.Work) string {
+	containers, _, _ := unstructured.NestedSlice(works.FirstManifest(w).Object, "spec", "template", "spec", "containers")
+	if len(containers) == 0 {
+		return ""
+	}
+	image, _ := containers[0].(map[string]any)["image"].(string)
+	return image
+}
+
+// A policy that held its template (the suspended annotation, a deletion
+// delay) is deleted, as a GitOps prune does before applying it again: the
+// Works keep the holds and the delay they had, and do not follow a template
+// change, until a policy claims the template again and decides afresh.
+func TestAPolicysHoldsOutliveThePolicy(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	pp := &policyv1alpha1.PropagationPolicy{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	b.setImage(t, "nginx:1.27")
+	b.setDelay(t, pp, "10m")
+	freeze := "change-freeze"
+	b.annotate(t, pp, &freeze)
+	b.reconcile(t)
+	if !ptr.Deref(b.work(t, "member1").Spec.SuspendDispatching, false) {
+		t.Fatal("the suspended policy does not hold member1")
+	}
+
+	if err := b.hub.Delete(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	b.setImage(t, "nginx:1.28")
+	b.reconcile(t)
+	for _, cluster := range []string{"member1", "member2"} {
+		w := b.work(t, cluster)
+		if !ptr.Deref(w.Spec.SuspendDispatching, false) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "change-freeze") {
+			t.Errorf("%s: the policy's hold was dropped with the policy: suspend=%v message=%q", cluster,
+				ptr.Deref(w.Spec.SuspendDispatching, false), w.Annotations["work.federator.dev/hold-message"])
+		}
+		if got := workImage(w); got != "nginx:1.27" {
+			t.Errorf("%s: the Work follows the unclaimed template: image %q", cluster, got)
+		}
+		if got := b.manifestDelay(t, cluster); got != "10m" {
+			t.Errorf("%s: the deletion delay went with the policy: %q", cluster, got)
+		}
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced"); c == nil || c.Reason != "Unclaimed" ||
+		!strings.Contains(c.Message, "PropagationPolicy shop/web") {
+		t.Errorf("WorksSynced = %+v, want reason Unclaimed naming the policy", c)
+	}
+
+	// Applied again without the annotation: it decides afresh.
+	again := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: pp.Spec}
+	if err := b.hub.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(t)
+	if w := b.work(t, "member1"); ptr.Deref(w.Spec.SuspendDispatching, false) || workImage(w) != "nginx:1.28" {
+		t.Errorf("the re-applied policy, which holds nothing, left member1 held=%v image=%q",
+			ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w))
+	}
+}
+
+// The cache's policy lags the API server's: a suspension written just
+// before a template change is not in it yet. The pass that would send the
+// change out reads the policy afresh and holds.
+func TestAReleaseIsConfirmedAgainstThePolicyTheAPIServerHas(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.reconcile(t)
+	pp := &policyv1alpha1.PropagationPolicy{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	cachedPolicy := pp.DeepCopy()
+	freeze := "incident"
+	b.annotate(t, pp, &freeze)
+	// The controller's cache still has the policy without the annotation.
+	stale := interceptor.NewClient(b.hub.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if p, ok := obj.(*policyv1alpha1.PropagationPolicy); ok {
+				cachedPolicy.DeepCopyInto(p)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}})
+	b.works.Client, b.works.APIReader = stale, b.hub
+	b.setImage(t, "nginx:1.28")
+	b.reconcile(t)
+	for _, cluster := range []string{"member1", "member2"} {
+		w := b.work(t, cluster)
+		if !ptr.Deref(w.Spec.SuspendDispatching, false) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "incident") {
+			t.Errorf("%s: the change went out past the suspension the cache had not seen: suspend=%v image=%q", cluster,
+				ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w))
+		}
+	}
+}
+
+// A Work's spec or annotations changed (by anyone, the binding controller
+// included) brings its binding back; a status write does not.
+func TestWorkIntentChanged(t *testing.T) {
+	base := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Generation: 1, Annotations: map[string]string{"a": "1"}}}
+	spec := base.DeepCopy()
+	spec.Generation = 2
+	annotated := base.DeepCopy()
+	annotated.Annotations["work.federator.dev/hold-reason"] = "SuspendDispatching"
+	status := base.DeepCopy()
+	status.Status.Conditions = []metav1.Condition{{Type: "Applied", Status: metav1.ConditionTrue}}
+	for name, tc := range map[string]struct {
+		new  *workv1alpha1.Work
+		want bool
+	}{
+		"spec changed":        {spec, true},
+		"annotations changed": {annotated, true},
+		"status changed":      {status, false},
+	} {
+		if got := (workIntentChanged{}).Update(event.UpdateEvent{ObjectOld: base, ObjectNew: tc.new}); got != tc.want {
+			t.Errorf("%s: Update = %v, want %v", name, got, tc.want)
+		}
+	}
+	if !(workIntentChanged{}).Delete(event.DeleteEvent{Object: base}) {
+		t.Error("a deleted Work does not bring its binding back")
+	}
+}
