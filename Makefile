@@ -86,7 +86,7 @@ fmt:
 # Unit tests (with hack/'s own programs, such as the workload image's
 # server), plus pkg/fleet's tests, which start real API servers.
 unit: binaries
-	go test ./apis/... ./config/... ./pkg/... ./cmd/... ./hack/...
+	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/...
 
 # FLEET=kind runs the suite on kind clusters (README: kind fleets); the
 # default is the local fleet, which needs no Docker.

@@ -16,6 +16,11 @@ import (
 	"github.com/federator-dev/federator/pkg/softdelete"
 )
 
+// MemberWrites is how many writes the hub sends one member at once
+// (dispatch.MemberWrites), for programs that compare with it and may not
+// import a controller package.
+const MemberWrites = dispatch.MemberWrites
+
 // deps is what controllers are set up with beyond the manager.
 type deps struct {
 	options      Options

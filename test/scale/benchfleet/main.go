@@ -58,7 +58,6 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/works"
-	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -141,7 +140,7 @@ func main() {
 	o := options{}
 	flag.IntVar(&o.members, "members", 3, "member clusters")
 	flag.IntVar(&o.resources, "resources", 500, "Deployments placed on every member")
-	flag.IntVar(&o.concurrency, "concurrency", dispatch.MemberWrites, "writers per member in the baseline (federator's writes in flight per member)")
+	flag.IntVar(&o.concurrency, "concurrency", hub.MemberWrites, "writers per member in the baseline (federator's writes in flight per member)")
 	flag.Float64Var(&o.qps, "qps", float64(hub.DefaultOptions().Member.QPS), "client QPS per member, in the baseline as in federator")
 	flag.IntVar(&o.burst, "burst", hub.DefaultOptions().Member.Burst, "client burst per member, in the baseline as in federator")
 	flag.StringVar(&o.output, "o", "table", "output: table or json")
