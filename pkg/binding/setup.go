@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -22,6 +23,7 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	"github.com/federator-dev/federator/pkg/hold"
+	"github.com/federator-dev/federator/pkg/placement"
 )
 
 // Options tune the binding controllers.
@@ -76,7 +78,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 			Watches(&workv1alpha1.Work{}, batched(bindingOfWork(clusterScoped), workBatch),
 				builder.WithPredicates(workIntentChanged{})).
-			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped)),
+			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
 			Watches(&gatingv1alpha1.Gate{}, handler.EnqueueRequestsFromMapFunc(bindingsWaitingFor(mgr.GetClient(), clusterScoped)),
@@ -203,6 +205,55 @@ func allBindings(c client.Reader, clusterScoped bool) handler.MapFunc {
 			return nil
 		}
 		return requests(list)
+	}
+}
+
+// bindingsAffectedByCluster enqueues, for a Cluster that joins, leaves,
+// changes its spec or the APIs it serves, every binding; for a Cluster
+// relabelled, the bindings whose placement selects by labels; for a
+// Cluster that lists other gates, the bindings that target it. Other
+// changes (an annotation of someone else's, the status the cluster status
+// controller keeps current) concern no binding.
+func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.EventHandler {
+	all := allBindings(c, clusterScoped)
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			addAll(q, all(ctx, e.Object))
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			addAll(q, all(ctx, e.Object))
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			o, n := e.ObjectOld, e.ObjectNew
+			if o.GetGeneration() != n.GetGeneration() || n.GetDeletionTimestamp() != nil ||
+				(apiEnablementsChanged{}).Update(e) {
+				addAll(q, all(ctx, n))
+				return
+			}
+			labels := !equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels())
+			gates := o.GetAnnotations()[gatingv1alpha1.GatesAnnotation] != n.GetAnnotations()[gatingv1alpha1.GatesAnnotation]
+			if !labels && !gates {
+				return
+			}
+			list := bindingList(clusterScoped)
+			if err := c.List(ctx, list); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "listing bindings to re-place after a Cluster change", "cluster", n.GetName())
+				return
+			}
+			for _, b := range items(list) {
+				v := viewOf(b)
+				if labels && placement.SelectsByLabels(v.spec.Placement) ||
+					gates && slices.ContainsFunc(v.spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() }) {
+					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
+				}
+			}
+		},
+	}
+}
+
+func addAll(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
+	for _, r := range reqs {
+		q.Add(r)
 	}
 }
 

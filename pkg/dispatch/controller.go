@@ -142,8 +142,7 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if watchErr != nil && syncErr == nil {
 		// Until the member is watched, its status changes reach the hub
 		// only on a reconcile: come back until the watch is in place.
-		ctrl.LoggerFrom(ctx).Info("member watch not started yet; retrying", "error", watchErr.Error())
-		return ctrl.Result{RequeueAfter: watchRetry}, outcome, nil
+		return ctrl.Result{RequeueAfter: r.watchRetry(ctx, watchErr)}, outcome, nil
 	}
 	return ctrl.Result{}, outcome, syncErr
 }
@@ -163,9 +162,6 @@ func observeLatency(cluster string, work *workv1alpha1.Work) {
 	metrics.DispatchLatency.WithLabelValues(cluster).Observe(time.Since(start).Seconds())
 }
 
-// watchRetry is how soon a Work whose member kinds are not yet watched is
-// reconciled again.
-const watchRetry = 5 * time.Second
 
 // apply applies every manifest and counts what each application did.
 func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) (map[applyResult]int, error) {
@@ -266,7 +262,22 @@ func (r *WorkReconciler) ensureWatches(ctx context.Context, work *workv1alpha1.W
 		}
 		gvks = append(gvks, t.GroupVersionKind())
 	}
-	return r.watch.ensure(ctx, cfg, gvks)
+	err = r.watch.ensure(ctx, cfg, gvks)
+	if err == nil {
+		r.watchRetry(ctx, nil)
+	}
+	return err
+}
+
+// watchRetry records how ensuring the member's watch went, logs it when it
+// is news (a new error, or the watch working again), and returns how soon
+// to come back.
+func (r *WorkReconciler) watchRetry(ctx context.Context, err error) time.Duration {
+	retry, line := r.watch.record(err, time.Now())
+	if line != "" {
+		ctrl.LoggerFrom(ctx).Info(line, "cluster", r.Cluster)
+	}
+	return retry
 }
 
 // setApplied records the outcome of applying and returns the event that

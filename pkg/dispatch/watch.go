@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -48,6 +49,44 @@ type memberWatch struct {
 	cancel   context.CancelFunc // stops the cache
 	watched  map[schema.GroupVersionKind]bool
 	running  sync.WaitGroup // caches still running
+	// failingSince is when ensuring the watch began to fail, zero while it
+	// works; failing is the last error, so only a new one is logged.
+	failingSince time.Time
+	failing      string
+}
+
+// Watch retries back off from watchRetry up to maxWatchRetry.
+const (
+	watchRetry    = 5 * time.Second
+	maxWatchRetry = 5 * time.Minute
+)
+
+// record notes how ensuring the watch went at now, and returns how soon a
+// Work whose kinds are not watched is to come back (0 when they are) and
+// the line a person should read, "" when it would repeat the last. The
+// retry waits as long as the watch has been failing (at least watchRetry,
+// at most maxWatchRetry): the member's Works back off together, by time,
+// however many of them retry.
+func (w *memberWatch) record(err error, now time.Time) (time.Duration, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil {
+		if w.failingSince.IsZero() {
+			return 0, ""
+		}
+		line := fmt.Sprintf("member watch started after failing for %s", now.Sub(w.failingSince).Round(time.Second))
+		w.failingSince, w.failing = time.Time{}, ""
+		return 0, line
+	}
+	if w.failingSince.IsZero() {
+		w.failingSince = now
+	}
+	retry := min(max(now.Sub(w.failingSince), watchRetry), maxWatchRetry)
+	if err.Error() == w.failing {
+		return retry, ""
+	}
+	w.failing = err.Error()
+	return retry, "member watch cannot start; retrying with backoff (up to " + maxWatchRetry.String() + "): " + w.failing
 }
 
 // newMemberWatch returns the watch of cluster; its caches run at most as

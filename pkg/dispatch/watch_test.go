@@ -128,3 +128,36 @@ func TestStoppedMemberWatchStaysStopped(t *testing.T) {
 		t.Errorf("ensure after stop built %d caches for a member that left", caches)
 	}
 }
+
+// A member whose watch cannot start is retried later and later, by how
+// long it has been failing, and a person reads one line per new error and
+// one when it works again, not one per Work per retry.
+func TestMemberWatchBacksOffAndLogsTransitions(t *testing.T) {
+	w := newMemberWatch(context.Background(), nil, "member1")
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	refused := errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	steps := []struct {
+		at        time.Duration
+		err       error
+		wantRetry time.Duration
+		wantLog   bool
+	}{
+		{0, nil, 0, false},
+		{0, refused, 5 * time.Second, true},
+		{time.Second, refused, 5 * time.Second, false}, // another Work of the member
+		{5 * time.Second, refused, 5 * time.Second, false},
+		{10 * time.Second, refused, 10 * time.Second, false},
+		{20 * time.Second, refused, 20 * time.Second, false},
+		{40 * time.Second, errors.New("Unauthorized"), 40 * time.Second, true},
+		{time.Hour, errors.New("Unauthorized"), 5 * time.Minute, false},
+		{time.Hour + time.Second, nil, 0, true},
+		{time.Hour + 2*time.Second, nil, 0, false},
+		{time.Hour + 3*time.Second, refused, 5 * time.Second, true},
+	}
+	for i, s := range steps {
+		retry, line := w.record(s.err, t0.Add(s.at))
+		if retry != s.wantRetry || (line != "") != s.wantLog {
+			t.Errorf("step %d (%v at +%s): retry %s, log %q; want retry %s, a log line %v", i, s.err, s.at, retry, line, s.wantRetry, s.wantLog)
+		}
+	}
+}

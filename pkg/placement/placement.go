@@ -207,3 +207,35 @@ func affinityTerms(placement *policyv1alpha1.Placement) ([]*clusterFilter, error
 	}
 	return terms, nil
 }
+
+// SelectsByLabels reports whether a Cluster's labels can change where
+// placement puts things: a label selector in any cluster affinity (the
+// placement's own, its ordered affinities, static weights' targets) or a
+// spread by label. Conservative: a selector counts even where it would
+// match every cluster.
+func SelectsByLabels(placement *policyv1alpha1.Placement) bool {
+	if placement == nil {
+		return false
+	}
+	if placement.ClusterAffinity != nil && placement.ClusterAffinity.LabelSelector != nil {
+		return true
+	}
+	for _, a := range placement.ClusterAffinities {
+		if a.LabelSelector != nil {
+			return true
+		}
+	}
+	for _, s := range placement.SpreadConstraints {
+		if s.SpreadByLabel != "" {
+			return true
+		}
+	}
+	if rs := placement.ReplicaScheduling; rs != nil && rs.WeightPreference != nil {
+		for _, w := range rs.WeightPreference.StaticWeightList {
+			if w.TargetCluster.LabelSelector != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
