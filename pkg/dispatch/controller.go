@@ -162,7 +162,6 @@ func observeLatency(cluster string, work *workv1alpha1.Work) {
 	metrics.DispatchLatency.WithLabelValues(cluster).Observe(time.Since(start).Seconds())
 }
 
-
 // apply applies every manifest and counts what each application did.
 func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) (map[applyResult]int, error) {
 	results := map[applyResult]int{}
