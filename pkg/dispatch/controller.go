@@ -82,16 +82,17 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	// cache (its write refused) sends none.
 	var events []func()
 	dispatching, held := DispatchingCondition(work)
-	// Dispatching carries no observedGeneration, as Karmada's: a held Work
-	// whose manifest changes would otherwise cost a status write for
-	// nothing a person reads. Applied carries it: it says which spec the
-	// member runs.
+	// Dispatching carries the generation it was decided for (Karmada's
+	// carries none), so a reader tells "held at this spec" from "held
+	// before the spec changed" (a held Work whose manifest changes costs
+	// one status write for it). Applied carries it too: it says which spec
+	// the member runs.
 	// The event tells of a transition: a Work held, or one that was held
 	// and goes on. A new Work that is simply dispatched says nothing a
 	// person needs (Karmada sends it; here it would be an Event, one hub
 	// write, per Work per member for every template).
 	firstSeen := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkDispatching) == nil
-	if conditions.Set(&work.Status.Conditions, 0, dispatching) && (held || !firstSeen) {
+	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) && (held || !firstSeen) {
 		events = append(events, func() {
 			r.Recorder.Event(work, corev1.EventTypeNormal, workkeys.EventReasonWorkDispatching, dispatching.Message)
 		})

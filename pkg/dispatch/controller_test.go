@@ -113,7 +113,7 @@ func TestWorkReconciler(t *testing.T) {
 		}
 	})
 
-	t.Run("a held Work whose manifest changes gets no status write", func(t *testing.T) {
+	t.Run("a held Work whose manifest changes says it holds the new generation, with no new event", func(t *testing.T) {
 		w := workFixture(t, true, nil)
 		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
 		d.reconcile(t, w)
@@ -123,10 +123,14 @@ func TestWorkReconciler(t *testing.T) {
 		if err := d.hub.Update(context.Background(), stored); err != nil {
 			t.Fatal(err)
 		}
-		version := d.work(t, w).ResourceVersion
+		_ = d.events() // the first hold's
 		d.reconcile(t, w)
-		if got := d.work(t, w).ResourceVersion; got != version {
-			t.Errorf("the held Work's status was rewritten (resourceVersion %s → %s): nothing a person reads changed", version, got)
+		c := meta.FindStatusCondition(d.work(t, w).Status.Conditions, "Dispatching")
+		if c == nil || c.Reason != "SuspendDispatching" || c.ObservedGeneration != 2 {
+			t.Errorf("Dispatching = %+v, want SuspendDispatching at observedGeneration 2", c)
+		}
+		if got := d.events(); len(got) != 0 {
+			t.Errorf("events = %q: the hold is no news", got)
 		}
 	})
 

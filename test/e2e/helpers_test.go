@@ -86,6 +86,13 @@ func dispatching(member, kind, ns, name string) *metav1.Condition {
 	return env.WorkCondition(ctx, member, kind, ns, name, workv1alpha1.WorkDispatching)
 }
 
+// heldByDispatcher reports whether member's dispatcher holds the Work of
+// Deployment ns/name at the Work's current spec: proof that it saw that
+// spec and did not apply it.
+func heldByDispatcher(member, ns, name string) bool {
+	return env.HeldByDispatcher(ctx, member, "Deployment", ns, name)
+}
+
 // applied is the Applied condition of a cluster's Work.
 func applied(member, kind, ns, name string) *metav1.Condition {
 	return env.WorkCondition(ctx, member, kind, ns, name, workv1alpha1.WorkApplied)

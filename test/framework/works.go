@@ -111,3 +111,16 @@ func (e *Env) AppliedCurrent(ctx context.Context, member, kind, ns, name string)
 	}
 	return nil
 }
+
+// HeldByDispatcher reports whether member's dispatcher holds the Work of
+// kind ns/name at the spec the Work has now: its Dispatching condition is
+// False for the Work's current generation. A spec that waits for it knows
+// the dispatcher has seen that spec and not applied it, without sleeping.
+func (e *Env) HeldByDispatcher(ctx context.Context, member, kind, ns, name string) bool {
+	w, err := e.Work(ctx, member, kind, ns, name)
+	if err != nil {
+		return false
+	}
+	c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkDispatching)
+	return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == w.Generation
+}

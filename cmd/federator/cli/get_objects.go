@@ -305,6 +305,19 @@ func conditionReason(conds []metav1.Condition, condType string) string {
 	return ""
 }
 
+// dispatchingReason is the reason of the Work's Dispatching condition for
+// its current spec, "Pending" while the dispatcher has not decided on it.
+func dispatchingReason(w *workv1alpha1.Work) string {
+	c := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionDispatching)
+	switch {
+	case c == nil:
+		return ""
+	case c.ObservedGeneration != w.Generation:
+		return StatePending
+	}
+	return c.Reason
+}
+
 // workListing is `get works`: Works of templates in the namespace (every
 // Work with -A), NAMESPACE being the template's.
 type workListing struct{ objects }
@@ -352,7 +365,7 @@ func (l workListing) table(wide bool, h *hub) *table {
 			template = m.GetKind() + "/" + m.GetName()
 		}
 		cells := withNamespace(h.allNamespaces, templateNamespace(w), cluster, w.Name, template,
-			conditionReason(w.Status.Conditions, workkeys.ConditionDispatching),
+			dispatchingReason(w),
 			conditionStatus(w.Status.Conditions, workkeys.ConditionApplied), age(w.CreationTimestamp, h.now()))
 		if wide {
 			message := w.Annotations[workkeys.HoldMessageAnnotation]

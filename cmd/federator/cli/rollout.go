@@ -121,9 +121,16 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 	ready, desired := replicas(work, manifest)
 	r.ReadyReplicas, r.DesiredReplicas = ready, desired
 	applied := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionApplied)
+	dispatching := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionDispatching)
 	switch {
 	case deleting || !work.DeletionTimestamp.IsZero():
 		r.State, r.Message = StateDeleting, "being removed from "+cluster
+	case ptr.Deref(work.Spec.SuspendDispatching, false) &&
+		(dispatching == nil || dispatching.Status != metav1.ConditionFalse || dispatching.ObservedGeneration != work.Generation):
+		// Held on the hub, but the dispatcher has not yet said so for
+		// this spec: it may still be applying the one before.
+		r.State = StatePending
+		r.Message = fmt.Sprintf("waiting for %s's dispatcher to hold generation %d of the Work", cluster, work.Generation)
 	case ptr.Deref(work.Spec.SuspendDispatching, false):
 		r.State = StateHeld
 		r.Reason = work.Annotations[workkeys.HoldReasonAnnotation]

@@ -196,6 +196,10 @@ func TestClusterState(t *testing.T) {
 		return w
 	}
 	same := func(*workv1alpha1.Work) {}
+	heldAt := func(generation int64) metav1.Condition {
+		return condition(workkeys.ConditionDispatching, metav1.ConditionFalse, workkeys.ReasonSuspendDispatching,
+			workkeys.MessageSuspendDispatching, generation)
+	}
 	cases := []struct {
 		name              string
 		work              *workv1alpha1.Work
@@ -218,13 +222,20 @@ func TestClusterState(t *testing.T) {
 			w.Spec.SuspendDispatching = ptr.To(true)
 			w.Annotations[workkeys.HoldReasonAnnotation] = "GateClosed"
 			w.Annotations[workkeys.HoldMessageAnnotation] = "held by gate demo/business-hours; open it to release"
+			w.Status.Conditions = append(w.Status.Conditions, heldAt(2))
 		}), true, false, StateHeld, "GateClosed", "held by gate demo/business-hours; open it to release"},
+		{"a Work held on the hub that its dispatcher has not held at this generation yet is Pending", work(func(w *workv1alpha1.Work) {
+			w.Spec.SuspendDispatching = ptr.To(true)
+			w.Annotations[workkeys.HoldReasonAnnotation] = "GateClosed"
+			w.Status.Conditions = append(w.Status.Conditions, heldAt(1))
+		}), true, false, StatePending, "", "waiting for member1's dispatcher to hold generation 2 of the Work"},
 		{"a held Work without hold annotations (another Karmada controller) says Karmada's words", work(func(w *workv1alpha1.Work) {
 			w.Spec.SuspendDispatching = ptr.To(true)
+			w.Status.Conditions = append(w.Status.Conditions, heldAt(2))
 		}), true, false, StateHeld, workkeys.ReasonSuspendDispatching, workkeys.MessageSuspendDispatching},
 		{"held beats a failure: the person decided it", work(func(w *workv1alpha1.Work) {
 			w.Spec.SuspendDispatching = ptr.To(true)
-			w.Status.Conditions = []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionFalse, workkeys.ReasonAppliedFailed, "boom", 2)}
+			w.Status.Conditions = []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionFalse, workkeys.ReasonAppliedFailed, "boom", 2), heldAt(2)}
 		}), true, false, StateHeld, workkeys.ReasonSuspendDispatching, workkeys.MessageSuspendDispatching},
 		{"a refused Work is Failed with the member's error", work(func(w *workv1alpha1.Work) {
 			w.Status.Conditions = []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionFalse, workkeys.ReasonAppliedFailed, "quota exceeded", 2)}
