@@ -222,7 +222,7 @@ func (r *Reconciler) keepers(ctx context.Context, ns, workNamespace string) (str
 		}
 	}
 	inCluster := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, inCluster, client.InNamespace(workNamespace)); err != nil {
+	if err := r.Client.List(ctx, inCluster, client.InNamespace(workNamespace), client.MatchingFields{manifestNamespaceIndex: ns}); err != nil {
 		return cluster, nil, err
 	}
 	return cluster, Keepers(ns, inCluster.Items, tombstones), nil
@@ -328,6 +328,9 @@ func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1alpha1.Work{}, manifestNamespaceIndex, manifestNamespaces); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("namespace-sync").
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or[client.Object](
 			predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, deletion{}))).
@@ -362,12 +365,22 @@ func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 		Complete(&Reconciler{Client: c, Tombstones: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("namespace-sync-controller")})
 }
 
+// manifestNamespaceIndex indexes Works by the namespaces of their objects
+// (manifestNamespaces), so what keeps a namespace in a member is read from
+// the Works in it alone.
+const manifestNamespaceIndex = "namespacesync.manifestNamespace"
+
 // namespacesOfWork are the namespaces a Work's change may concern: the
 // one a namespace Work carries, the namespaces of another Work's objects.
 func namespacesOfWork(o client.Object) []string {
 	if ns := o.GetLabels()[ownerLabel]; ns != "" {
 		return []string{ns}
 	}
+	return manifestNamespaces(o)
+}
+
+// manifestNamespaces are the namespaces of a Work's objects.
+func manifestNamespaces(o client.Object) []string {
 	w, ok := o.(*workv1alpha1.Work)
 	if !ok {
 		return nil

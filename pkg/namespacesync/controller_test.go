@@ -136,7 +136,8 @@ func TestANamespaceStaysWhereSomethingInItIsHeld(t *testing.T) {
 	webOnMember2 := held(templateWork("shop", "web", ""), "suspended by annotation suspended.propagation.federator.dev/member2 on Deployment shop/web; remove the annotation to resume")
 	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(shop,
 		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
-		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}, &webOnMember2).Build()
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}, &webOnMember2).
+		WithIndex(&workv1alpha1.Work{}, manifestNamespaceIndex, manifestNamespaces).Build()
 	recorder := record.NewFakeRecorder(10)
 	r := &Reconciler{Client: hub, Recorder: recorder, Override: func(m *unstructured.Unstructured, _ string) (map[string]string, error) {
 		return nil, nil
