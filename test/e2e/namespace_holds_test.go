@@ -207,4 +207,3 @@ var _ = Describe("namespaces with held or counting-down objects", Ordered, func(
 		}).Should(BeZero(), "the countdown's record is gone")
 	})
 })
-
