@@ -230,3 +230,51 @@ func TestANamespaceStaysWhereSomethingInItIsHeld(t *testing.T) {
 		t.Errorf("event %q", got)
 	}
 }
+
+// A hub namespace deleted while an object in it counts down in member1:
+// member1's namespace Work stays until the countdown's record is gone, and
+// the event goes to the Work, the hub namespace being gone.
+func TestADeletedNamespaceWaitsForTheCountdownsInIt(t *testing.T) {
+	ctx := context.Background()
+	shop := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "shop-uid"}}
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(shop,
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}).
+		WithIndex(&workv1alpha1.Work{}, manifestNamespaceIndex, manifestNamespaces).Build()
+	recorder := record.NewFakeRecorder(10)
+	r := &Reconciler{Client: hub, Recorder: recorder, Override: func(*unstructured.Unstructured, string) (map[string]string, error) {
+		return nil, nil
+	}}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "shop"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := client.ObjectKey{Namespace: "karmada-es-member1", Name: names.GenerateWorkName("Namespace", "shop", "")}
+	reconcile()
+	if err := hub.Delete(ctx, shop); err != nil {
+		t.Fatal(err)
+	}
+	tombstone := countingDown("shop", "web", "20s")
+	tombstone.Cluster = "member1"
+	if err := hub.Create(ctx, tombstone.ConfigMap()); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	w := &workv1alpha1.Work{}
+	if err := hub.Get(ctx, key, w); err != nil || !w.DeletionTimestamp.IsZero() {
+		t.Fatalf("member1's namespace Work is gone while Deployment shop/web counts down there: %v", err)
+	}
+	const why = "namespace shop kept in member1: Deployment shop/web counts down until 2026-03-01T12:00:20Z (deletion delay 20s)"
+	if got := <-recorder.Events; got != "Normal NamespaceKept "+why {
+		t.Errorf("event %q", got)
+	}
+
+	if err := hub.Delete(ctx, tombstone.ConfigMap()); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if err := hub.Get(ctx, key, w); err == nil && w.DeletionTimestamp.IsZero() {
+		t.Error("member1's namespace Work stays after the countdown ended")
+	}
+}
