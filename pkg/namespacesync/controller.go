@@ -209,8 +209,14 @@ func (r *Reconciler) keepers(ctx context.Context, ns, workNamespace string) (str
 	} else if err != nil {
 		return cluster, nil, err
 	}
-	// Tombstones first: a Work gone from the cache below recorded its
-	// countdown before it went.
+	// Works first, tombstones after, uncached: a Work with a deletion
+	// delay recorded its countdown before it went, so when the cache no
+	// longer has it, the fresh read below has its record (or the
+	// countdown has already ended).
+	inCluster := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, inCluster, client.InNamespace(workNamespace), client.MatchingFields{manifestNamespaceIndex: ns}); err != nil {
+		return cluster, nil, err
+	}
 	cms := &corev1.ConfigMapList{}
 	if err := r.tombstones().List(ctx, cms, client.InNamespace(workNamespace), client.HasLabels{workkeys.TombstoneLabel}); err != nil {
 		return cluster, nil, fmt.Errorf("namespace %s, cluster %s: reading its deletion countdowns: %w", ns, cluster, err)
@@ -220,10 +226,6 @@ func (r *Reconciler) keepers(ctx context.Context, ns, workNamespace string) (str
 		if t, err := countdown.FromConfigMap(&cms.Items[i]); err == nil {
 			tombstones = append(tombstones, t)
 		}
-	}
-	inCluster := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, inCluster, client.InNamespace(workNamespace), client.MatchingFields{manifestNamespaceIndex: ns}); err != nil {
-		return cluster, nil, err
 	}
 	return cluster, Keepers(ns, inCluster.Items, tombstones), nil
 }
