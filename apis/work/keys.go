@@ -75,4 +75,12 @@ const (
 	// NamespaceSkipLabel, set to "true" on a hub namespace, keeps it from
 	// being propagated (Karmada's namespace sync label).
 	NamespaceSkipLabel = "namespace.karmada.io/skip-auto-propagation"
+
+	// NamespaceKeptAnnotation, on the Work of a hub namespace for one
+	// cluster, says why that member's namespace is kept although the hub
+	// namespace is deleted or skip-labelled: what of the hub's in it is
+	// held or counting down. Written by the namespace sync controller,
+	// which deletes the Work (and so the member namespace) once nothing
+	// keeps it.
+	NamespaceKeptAnnotation = "namespace.federator.dev/kept"
 )

@@ -182,3 +182,15 @@ const (
 	// kept in the member until the template comes back or it is forced.
 	EventReasonSoftDeletionKept = "SoftDeletionKept"
 )
+
+// Event reasons of namespace sync, sent on the hub Namespace (on its Work
+// for the cluster once the Namespace is being deleted or gone).
+const (
+	// EventReasonNamespaceKept: a member's namespace stays although the hub
+	// namespace is deleted or skip-labelled, because something of the
+	// hub's in it is held or counting down; the message names it.
+	EventReasonNamespaceKept = "NamespaceKept"
+	// EventReasonNamespaceReleased: a member namespace that was kept is
+	// removed, nothing keeping it any more.
+	EventReasonNamespaceReleased = "NamespaceReleased"
+)

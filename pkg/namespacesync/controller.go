@@ -2,7 +2,10 @@
 // Karmada's namespace sync controller does: one Work per namespace and
 // cluster, except reserved namespaces, default, kube-* and namespaces
 // labelled namespace.karmada.io/skip-auto-propagation: "true"; the
-// ClusterOverridePolicies that select a namespace apply per cluster.
+// ClusterOverridePolicies that select a namespace apply per cluster. A
+// namespace the hub stops propagating (deleted or skip-labelled) is removed
+// from a member only once nothing of the hub's in it is held or counting
+// down there (Keepers).
 package namespacesync
 
 import (
@@ -12,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -19,9 +23,12 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -30,8 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/works"
@@ -55,6 +64,13 @@ func Synced(ns *corev1.Namespace) bool {
 // namespace and deletes them when the namespace goes or stops syncing.
 type Reconciler struct {
 	Client client.Client
+	// Tombstones reads the countdowns recorded in an execution namespace,
+	// uncached: a Work seen gone from the cache has recorded its countdown
+	// before it went, and only a fresh read is sure to see that record.
+	// Client when nil.
+	Tombstones client.Reader
+	// Recorder sends NamespaceKept and NamespaceReleased; none when nil.
+	Recorder record.EventRecorder
 	// Override applies ClusterOverridePolicies to each cluster's namespace,
 	// as Karmada's namespace sync controller does; overrides.Karmada(Client)
 	// when nil.
@@ -67,8 +83,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
 	}
-	if err != nil || !ns.DeletionTimestamp.IsZero() || !Synced(ns) {
-		return ctrl.Result{}, r.deleteWorks(ctx, req.Name)
+	if err != nil {
+		return ctrl.Result{}, r.removeWorks(ctx, req.Name, nil)
+	}
+	if !ns.DeletionTimestamp.IsZero() || !Synced(ns) {
+		return ctrl.Result{}, r.removeWorks(ctx, req.Name, ns)
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := r.Client.List(ctx, clusters); err != nil {
@@ -91,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			continue
 		}
 		_, ensureErr := works.EnsureWork(ctx, r.Client, work, ownerLabel)
-		errs = append(errs, err, ensureErr)
+		errs = append(errs, err, ensureErr, r.adopt(ctx, work))
 	}
 	// A Work created by a pass the cache has not seen yet is retried
 	// quietly, not logged as a failure.
@@ -149,16 +168,141 @@ func (r *Reconciler) work(ctx context.Context, ns *corev1.Namespace, key client.
 	}, err
 }
 
-func (r *Reconciler) deleteWorks(ctx context.Context, ns string) error {
-	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingLabels{ownerLabel: ns}); err != nil {
+// removeWorks deletes the Works of namespace name, and with them the
+// member namespaces, in each cluster where nothing of the hub's in it is
+// held or counting down; elsewhere it keeps the Work and says why on it.
+// hubNamespace is nil when the hub namespace is gone.
+func (r *Reconciler) removeWorks(ctx context.Context, name string, hubNamespace *corev1.Namespace) error {
+	list := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabels{ownerLabel: name}); err != nil {
 		return err
 	}
 	var errs []error
-	for i := range works.Items {
-		errs = append(errs, client.IgnoreNotFound(r.Client.Delete(ctx, &works.Items[i])))
+	for i := range list.Items {
+		w := &list.Items[i]
+		if !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		cluster, keepers, err := r.keepers(ctx, name, w.Namespace)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case len(keepers) == 0:
+			errs = append(errs, r.release(ctx, w, hubNamespace, cluster))
+		default:
+			errs = append(errs, r.keep(ctx, w, hubNamespace, KeptMessage(name, cluster, keepers)))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// keepers is what keeps namespace ns in the cluster of execution namespace
+// workNamespace (Keepers); nothing keeps it in a cluster that left.
+func (r *Reconciler) keepers(ctx context.Context, ns, workNamespace string) (string, []string, error) {
+	cluster, err := names.GetClusterName(workNamespace)
+	if err != nil {
+		return workNamespace, nil, nil
+	}
+	c := &clusterv1alpha1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: cluster}, c); apierrors.IsNotFound(err) || err == nil && !c.DeletionTimestamp.IsZero() {
+		return cluster, nil, nil
+	} else if err != nil {
+		return cluster, nil, err
+	}
+	// Works first, tombstones after, uncached: a Work with a deletion
+	// delay recorded its countdown before it went, so when the cache no
+	// longer has it, the fresh read below has its record (or the
+	// countdown has already ended).
+	inCluster := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, inCluster, client.InNamespace(workNamespace), client.MatchingFields{manifestNamespaceIndex: ns}); err != nil {
+		return cluster, nil, err
+	}
+	cms := &corev1.ConfigMapList{}
+	if err := r.tombstones().List(ctx, cms, client.InNamespace(workNamespace), client.HasLabels{workkeys.TombstoneLabel}); err != nil {
+		return cluster, nil, fmt.Errorf("namespace %s, cluster %s: reading its deletion countdowns: %w", ns, cluster, err)
+	}
+	var tombstones []countdown.Tombstone
+	for i := range cms.Items {
+		if t, err := countdown.FromConfigMap(&cms.Items[i]); err == nil {
+			tombstones = append(tombstones, t)
+		}
+	}
+	return cluster, Keepers(ns, inCluster.Items, tombstones), nil
+}
+
+// keep leaves the namespace's Work for one cluster in place and records
+// why on it; it takes the Work from the hub namespace's garbage collection
+// (its owner reference), which would otherwise delete it, and the member
+// namespace, once the hub namespace is gone. The event tells of a new
+// reason only.
+func (r *Reconciler) keep(ctx context.Context, w *workv1alpha1.Work, hubNamespace *corev1.Namespace, message string) error {
+	if w.Annotations[workkeys.NamespaceKeptAnnotation] == message && len(w.OwnerReferences) == 0 {
+		return nil
+	}
+	before := w.DeepCopy()
+	w.OwnerReferences = nil
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, workkeys.NamespaceKeptAnnotation, message)
+	if err := r.Client.Patch(ctx, w, client.MergeFrom(before)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("kept: "+message, "work", client.ObjectKeyFromObject(w))
+	if before.Annotations[workkeys.NamespaceKeptAnnotation] != message {
+		r.event(hubNamespace, w, workkeys.EventReasonNamespaceKept, message)
+	}
+	return nil
+}
+
+// release deletes the namespace's Work for one cluster: the dispatcher
+// then removes the namespace from that member.
+func (r *Reconciler) release(ctx context.Context, w *workv1alpha1.Work, hubNamespace *corev1.Namespace, cluster string) error {
+	if err := r.Client.Delete(ctx, w); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	ns := w.Labels[ownerLabel]
+	ctrl.LoggerFrom(ctx).V(1).Info("removed from "+cluster, "work", client.ObjectKeyFromObject(w))
+	if w.Annotations[workkeys.NamespaceKeptAnnotation] != "" {
+		r.event(hubNamespace, w, workkeys.EventReasonNamespaceReleased, fmt.Sprintf(
+			"namespace %s removed from %s: nothing of the hub's in it is held or counting down there any more", ns, cluster))
+	}
+	return nil
+}
+
+// adopt gives a kept Work back to the hub namespace that propagates it
+// again (skip label removed, or namespace created anew): its owner
+// reference back, its kept annotation gone.
+func (r *Reconciler) adopt(ctx context.Context, desired *workv1alpha1.Work) error {
+	w := &workv1alpha1.Work{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), w); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	_, kept := w.Annotations[workkeys.NamespaceKeptAnnotation]
+	if w.Labels[ownerLabel] != desired.Labels[ownerLabel] || !kept && equality.Semantic.DeepEqual(w.OwnerReferences, desired.OwnerReferences) {
+		return nil
+	}
+	before := w.DeepCopy()
+	w.OwnerReferences = desired.OwnerReferences
+	delete(w.Annotations, workkeys.NamespaceKeptAnnotation)
+	return r.Client.Patch(ctx, w, client.MergeFrom(before))
+}
+
+// event tells a person about a kept namespace: on the hub Namespace while
+// it is there to read (`kubectl describe namespace`), else on the Work.
+func (r *Reconciler) event(hubNamespace *corev1.Namespace, w *workv1alpha1.Work, reason, message string) {
+	if r.Recorder == nil {
+		return
+	}
+	var target runtime.Object = w
+	if hubNamespace != nil && hubNamespace.DeletionTimestamp.IsZero() {
+		target = hubNamespace
+	}
+	r.Recorder.Event(target, corev1.EventTypeNormal, reason, message)
+}
+
+func (r *Reconciler) tombstones() client.Reader {
+	if r.Tombstones == nil {
+		return r.Client
+	}
+	return r.Tombstones
 }
 
 func withManaged(labels map[string]string) map[string]string {
@@ -176,10 +320,19 @@ func withManaged(labels map[string]string) map[string]string {
 type Options struct{}
 
 // SetupWithManager registers the controller: namespaces, every namespace
-// again when a Cluster joins or leaves, and the namespaces a
-// ClusterOverridePolicy selects when it changes.
+// again when a Cluster joins or leaves, the namespaces a
+// ClusterOverridePolicy selects when it changes, and a namespace the hub
+// no longer propagates when a Work or a countdown in it changes (what
+// keeps it in a member may have ended).
 func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 	c := mgr.GetClient()
+	tombstones, err := countdown.NewCache(mgr)
+	if err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1alpha1.Work{}, manifestNamespaceIndex, manifestNamespaces); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("namespace-sync").
 		For(&corev1.Namespace{}, builder.WithPredicates(predicate.Or[client.Object](
 			predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}, deletion{}))).
@@ -199,7 +352,65 @@ func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 			func(ctx context.Context, o client.Object) []reconcile.Request {
 				return overriddenNamespaces(ctx, c, o)
 			})).
-		Complete(&Reconciler{Client: c})
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, o client.Object) []reconcile.Request {
+				return unpropagated(ctx, c, namespacesOfWork(o))
+			}), builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletion{}))).
+		WatchesRawSource(source.Kind(tombstones, client.Object(&corev1.ConfigMap{}), handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, o client.Object) []reconcile.Request {
+				cm, ok := o.(*corev1.ConfigMap)
+				if !ok || cm.Data["namespace"] == "" {
+					return nil
+				}
+				return unpropagated(ctx, c, []string{cm.Data["namespace"]})
+			}))).
+		Complete(&Reconciler{Client: c, Tombstones: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("namespace-sync-controller")})
+}
+
+// manifestNamespaceIndex indexes Works by the namespaces of their objects
+// (manifestNamespaces), so what keeps a namespace in a member is read from
+// the Works in it alone.
+const manifestNamespaceIndex = "namespacesync.manifestNamespace"
+
+// namespacesOfWork are the namespaces a Work's change may concern: the
+// one a namespace Work carries, the namespaces of another Work's objects.
+func namespacesOfWork(o client.Object) []string {
+	if ns := o.GetLabels()[ownerLabel]; ns != "" {
+		return []string{ns}
+	}
+	return manifestNamespaces(o)
+}
+
+// manifestNamespaces are the namespaces of a Work's objects.
+func manifestNamespaces(o client.Object) []string {
+	w, ok := o.(*workv1alpha1.Work)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, m := range w.Spec.Workload.Manifests {
+		var meta manifestMeta
+		if json.Unmarshal(m.Raw, &meta) == nil && meta.Metadata.Namespace != "" && !slices.Contains(out, meta.Metadata.Namespace) {
+			out = append(out, meta.Metadata.Namespace)
+		}
+	}
+	return out
+}
+
+// unpropagated keeps of namespaces those the hub no longer propagates
+// (gone, being deleted or skip-labelled): only there can a Work or a
+// countdown keep a member namespace.
+func unpropagated(ctx context.Context, c client.Reader, namespaces []string) []reconcile.Request {
+	var reqs []reconcile.Request
+	for _, name := range namespaces {
+		ns := &corev1.Namespace{}
+		err := c.Get(ctx, client.ObjectKey{Name: name}, ns)
+		if client.IgnoreNotFound(err) != nil || err == nil && ns.DeletionTimestamp.IsZero() && Synced(ns) {
+			continue
+		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: name}})
+	}
+	return reqs
 }
 
 // overriddenNamespaces are the namespaces a ClusterOverridePolicy may

@@ -9,8 +9,12 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -119,5 +123,158 @@ func TestOverriddenNamespaces(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A hub namespace skip-labelled while a template in it is held on member2:
+// member1's namespace goes as before, member2's stays, its Work saying why
+// and taken from the hub namespace's garbage collection, until the hold
+// ends; labelled again for propagation, the Work is the namespace's again.
+func TestANamespaceStaysWhereSomethingInItIsHeld(t *testing.T) {
+	ctx := context.Background()
+	shop := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "shop-uid"}}
+	webOnMember2 := held(templateWork("shop", "web", ""), "suspended by annotation suspended.propagation.federator.dev/member2 on Deployment shop/web; remove the annotation to resume")
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(shop,
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}}, &webOnMember2).
+		WithIndex(&workv1alpha1.Work{}, manifestNamespaceIndex, manifestNamespaces).Build()
+	recorder := record.NewFakeRecorder(10)
+	r := &Reconciler{Client: hub, Recorder: recorder, Override: func(m *unstructured.Unstructured, _ string) (map[string]string, error) {
+		return nil, nil
+	}}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "shop"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	namespaceWork := func(cluster string) *workv1alpha1.Work {
+		t.Helper()
+		w := &workv1alpha1.Work{}
+		if err := hub.Get(ctx, client.ObjectKey{Namespace: "karmada-es-" + cluster, Name: names.GenerateWorkName("Namespace", "shop", "")}, w); err != nil {
+			return nil
+		}
+		return w
+	}
+	gone := func(cluster string) bool {
+		w := namespaceWork(cluster)
+		return w == nil || !w.DeletionTimestamp.IsZero()
+	}
+	label := func(value string) {
+		t.Helper()
+		if err := hub.Get(ctx, client.ObjectKeyFromObject(shop), shop); err != nil {
+			t.Fatal(err)
+		}
+		shop.Labels = map[string]string{"namespace.karmada.io/skip-auto-propagation": value}
+		if err := hub.Update(ctx, shop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile()
+	if gone("member1") || gone("member2") {
+		t.Fatal("the namespace is not propagated to both members")
+	}
+
+	label("true")
+	reconcile()
+	if !gone("member1") {
+		t.Error("member1, where nothing is held, keeps the namespace")
+	}
+	kept := namespaceWork("member2")
+	if kept == nil || !kept.DeletionTimestamp.IsZero() {
+		t.Fatal("member2's namespace Work is deleted while Deployment shop/web is held there")
+	}
+	const why = "namespace shop kept in member2: Deployment shop/web is held (suspended by annotation " +
+		"suspended.propagation.federator.dev/member2 on Deployment shop/web; remove the annotation to resume)"
+	if got := kept.Annotations["namespace.federator.dev/kept"]; got != why {
+		t.Errorf("kept annotation = %q, want %q", got, why)
+	}
+	if len(kept.OwnerReferences) != 0 {
+		t.Errorf("the kept Work is still owned by the hub namespace (its garbage collection would delete it): %v", kept.OwnerReferences)
+	}
+	if got := <-recorder.Events; got != "Normal NamespaceKept "+why {
+		t.Errorf("event %q", got)
+	}
+	reconcile()
+	if len(recorder.Events) != 0 {
+		t.Errorf("a second pass with the same reason sent %q", <-recorder.Events)
+	}
+
+	// The propagation again: the Work is the namespace's again (member1's,
+	// deleted, is released by the dispatcher first).
+	member1 := namespaceWork("member1")
+	member1.Finalizers = nil
+	if err := hub.Update(ctx, member1); err != nil {
+		t.Fatal(err)
+	}
+	label("false")
+	reconcile()
+	if w := namespaceWork("member2"); w.Annotations["namespace.federator.dev/kept"] != "" || len(w.OwnerReferences) != 1 ||
+		w.OwnerReferences[0].UID != "shop-uid" {
+		t.Errorf("member2's Work after the label went: annotations %v, owners %v", w.Annotations, w.OwnerReferences)
+	}
+
+	label("true")
+	reconcile()
+	<-recorder.Events
+	webOnMember2.Spec.SuspendDispatching = ptr.To(false)
+	if err := hub.Update(ctx, &webOnMember2); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if !gone("member2") {
+		t.Error("member2's namespace is kept after the hold ended")
+	}
+	if got := <-recorder.Events; got != "Normal NamespaceReleased namespace shop removed from member2: "+
+		"nothing of the hub's in it is held or counting down there any more" {
+		t.Errorf("event %q", got)
+	}
+}
+
+// A hub namespace deleted while an object in it counts down in member1:
+// member1's namespace Work stays until the countdown's record is gone, and
+// the event goes to the Work, the hub namespace being gone.
+func TestADeletedNamespaceWaitsForTheCountdownsInIt(t *testing.T) {
+	ctx := context.Background()
+	shop := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: "shop-uid"}}
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(shop,
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}).
+		WithIndex(&workv1alpha1.Work{}, manifestNamespaceIndex, manifestNamespaces).Build()
+	recorder := record.NewFakeRecorder(10)
+	r := &Reconciler{Client: hub, Recorder: recorder, Override: func(*unstructured.Unstructured, string) (map[string]string, error) {
+		return nil, nil
+	}}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "shop"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := client.ObjectKey{Namespace: "karmada-es-member1", Name: names.GenerateWorkName("Namespace", "shop", "")}
+	reconcile()
+	if err := hub.Delete(ctx, shop); err != nil {
+		t.Fatal(err)
+	}
+	tombstone := countingDown("shop", "web", "20s")
+	tombstone.Cluster = "member1"
+	if err := hub.Create(ctx, tombstone.ConfigMap()); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	w := &workv1alpha1.Work{}
+	if err := hub.Get(ctx, key, w); err != nil || !w.DeletionTimestamp.IsZero() {
+		t.Fatalf("member1's namespace Work is gone while Deployment shop/web counts down there: %v", err)
+	}
+	const why = "namespace shop kept in member1: Deployment shop/web counts down until 2026-03-01T12:00:20Z (deletion delay 20s)"
+	if got := <-recorder.Events; got != "Normal NamespaceKept "+why {
+		t.Errorf("event %q", got)
+	}
+
+	if err := hub.Delete(ctx, tombstone.ConfigMap()); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	if err := hub.Get(ctx, key, w); err == nil && w.DeletionTimestamp.IsZero() {
+		t.Error("member1's namespace Work stays after the countdown ended")
 	}
 }

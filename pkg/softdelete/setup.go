@@ -7,7 +7,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
 
@@ -42,12 +41,8 @@ type Options struct {
 // ConfigMaps (templates among them) are none of its business and are not
 // cached for it.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
-	tombstones, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{workkeys.TombstoneLabel: "true"})})
+	tombstones, err := countdown.NewCache(mgr)
 	if err != nil {
-		return err
-	}
-	if err := mgr.Add(tombstones); err != nil {
 		return err
 	}
 	informer, err := tombstones.GetInformer(context.Background(), &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
