@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +19,6 @@ import (
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/fleettest"
 	"github.com/federator-dev/federator/pkg/fleet"
-	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
 // A Karmada user moving over has a hub with Karmada's own CRDs, whose
@@ -45,33 +43,9 @@ var _ = Describe("a hub with Karmada's own CRDs", func() {
 		return f, hub
 	}
 
-	// propagate applies a Deployment and a PropagationPolicy and waits for
-	// the member to get the Deployment.
+	// propagate propagates shop/web and waits for its Work's Event.
 	propagate := func(hub, member client.Client) {
-		Expect(yamldocs.Apply(ctx, hub, []byte(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: app, image: nginx:1.25}]}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: shop}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-`), client.FieldOwner("e2e"))).To(Succeed())
-		Eventually(func() error {
-			return member.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{})
-		}).Should(Succeed())
+		propagateShopWeb(hub, member)
 		// As on any hub, Karmada's WorkDispatching Event on the Work.
 		Eventually(func() []string {
 			return eventsOn(hub, names.GenerateExecutionSpaceName("member1"), "Work", names.GenerateWorkName("Deployment", "web", "shop"))
