@@ -36,6 +36,18 @@ const (
 	EventReasonPreemptPolicySucceed = "PreemptPolicySucceed"
 )
 
+// Event reasons on the hub's CustomResourceDefinitions, sent once when the
+// controller starts.
+const (
+	// EventReasonCRDUpdated: the controller added what it needs (the
+	// status subresource, schema fields) to a CustomResourceDefinition the
+	// hub already had, such as a Karmada hub's own policy CRDs.
+	EventReasonCRDUpdated = "CustomResourceDefinitionUpdated"
+	// EventReasonCRDUpdateForbidden: such an update was refused by the
+	// hub's RBAC; the message says what federator does without it.
+	EventReasonCRDUpdateForbidden = "CustomResourceDefinitionUpdateForbidden"
+)
+
 // The condition federator keeps on PropagationPolicies and
 // ClusterPropagationPolicies (status.conditions, which the hub's CRDs add:
 // Karmada's policies have no status), with its reasons.

@@ -60,6 +60,8 @@ type Reconciler struct {
 	mgr      ctrl.Manager
 	recorder record.EventRecorder
 	ctrl     controller.TypedController[Key]
+	// noPolicyStatus: Options.NoPolicyStatus.
+	noPolicyStatus bool
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
@@ -92,6 +94,10 @@ func selectedKinds(o client.Object) []string {
 type Options struct {
 	// Workers per controller.
 	Workers int
+	// NoPolicyStatus: the hub's policy CRDs serve no status subresource
+	// (a Karmada hub's own CRDs, which federator may not update), so the
+	// policy conditions are not written; their Warning Events still are.
+	NoPolicyStatus bool
 }
 
 // SetupWithManager registers the detector: a template controller whose
@@ -99,7 +105,7 @@ type Options struct {
 // validates policies and adds those watches.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	d := &Reconciler{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
-		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}}
+		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}, noPolicyStatus: o.NoPolicyStatus}
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), p, kindIndex, selectedKinds); err != nil {
 			return err

@@ -107,6 +107,17 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, stor
 			"%v; nothing propagated by this policy changes until it is fixed", errs.ToAggregate())
 		return ctrl.Result{}, nil
 	}
+	// The kinds first: templates propagate whether or not the policy's
+	// status can be written (a Karmada hub's policy CRDs may serve none).
+	var retryKinds bool
+	for _, rs := range spec.ResourceSelectors {
+		gvk := schema.FromAPIVersionAndKind(rs.APIVersion, rs.Kind)
+		if err := p.d.watch(gvk); err != nil {
+			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownResourceKind,
+				"spec.resourceSelectors: %v; retrying until the kind is served", err)
+			retryKinds = true
+		}
+	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := p.d.client.List(ctx, clusters); err != nil {
 		return ctrl.Result{}, err
@@ -132,15 +143,6 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, stor
 	}
 	if err := p.recordConditions(ctx, policy, stored, conds, !setsPriority); err != nil {
 		return ctrl.Result{}, err
-	}
-	var retryKinds bool
-	for _, rs := range spec.ResourceSelectors {
-		gvk := schema.FromAPIVersionAndKind(rs.APIVersion, rs.Kind)
-		if err := p.d.watch(gvk); err != nil {
-			p.d.recorder.Eventf(policy, corev1.EventTypeWarning, policykeys.EventReasonUnknownResourceKind,
-				"spec.resourceSelectors: %v; retrying until the kind is served", err)
-			retryKinds = true
-		}
 	}
 	if retryKinds {
 		return ctrl.Result{RequeueAfter: 15 * time.Second}, nil
@@ -196,10 +198,21 @@ func quote(names []string) string {
 // they changed (without SchedulePriorityResolved when dropPriority: the
 // policy no longer sets a priority), and tells of each change to False with
 // a Warning Event once the write is stored (so each transition is told
-// once): reason UnknownCluster for ClustersKnown, the condition's reason
-// otherwise.
+// once). Where the hub serves no policy status (Options.NoPolicyStatus) it
+// writes nothing and tells of every condition that is False.
 func (p *policyReconciler) recordConditions(ctx context.Context, policy client.Object, stored *unstructured.Unstructured,
 	want []metav1.Condition, dropPriority bool) error {
+	if p.d.noPolicyStatus {
+		// Nowhere to record a transition: each check that finds a problem
+		// tells of it (checks run when the policy, the Clusters or a
+		// PriorityClass change, not on a timer).
+		for _, cond := range want {
+			if cond.Status == metav1.ConditionFalse {
+				p.d.recorder.Event(policy, corev1.EventTypeWarning, conditionEventReason(cond), cond.Message)
+			}
+		}
+		return nil
+	}
 	conds := conditions.Of(stored)
 	var turnedFalse []metav1.Condition
 	for _, cond := range want {
@@ -219,11 +232,17 @@ func (p *policyReconciler) recordConditions(ctx context.Context, policy client.O
 		return err
 	}
 	for _, cond := range turnedFalse {
-		reason := cond.Reason
-		if cond.Type == policykeys.ConditionClustersKnown {
-			reason = policykeys.EventReasonUnknownCluster
-		}
-		p.d.recorder.Event(policy, corev1.EventTypeWarning, reason, cond.Message)
+		p.d.recorder.Event(policy, corev1.EventTypeWarning, conditionEventReason(cond), cond.Message)
 	}
 	return nil
+}
+
+// conditionEventReason is the reason of the Warning Event that tells of a
+// policy condition turned False: UnknownCluster for ClustersKnown, the
+// condition's reason otherwise.
+func conditionEventReason(cond metav1.Condition) string {
+	if cond.Type == policykeys.ConditionClustersKnown {
+		return policykeys.EventReasonUnknownCluster
+	}
+	return cond.Reason
 }

@@ -87,12 +87,10 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	// before the spec changed" (a held Work whose manifest changes costs
 	// one status write for it). Applied carries it too: it says which spec
 	// the member runs.
-	// The event tells of a transition: a Work held, or one that was held
-	// and goes on. A new Work that is simply dispatched says nothing a
-	// person needs (Karmada sends it; here it would be an Event, one hub
-	// write, per Work per member for every template).
-	firstSeen := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkDispatching) == nil
-	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) && (held || !firstSeen) {
+	// The event tells of every transition, the first dispatch of a new
+	// Work included, as Karmada's execution controller sends it: Karmada's
+	// own e2e and users' scripts wait for it on each Work.
+	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) {
 		events = append(events, func() {
 			r.Recorder.Event(work, corev1.EventTypeNormal, workkeys.EventReasonWorkDispatching, dispatching.Message)
 		})

@@ -148,7 +148,7 @@ func TestWorkReconciler(t *testing.T) {
 		}
 	})
 
-	t.Run("a dispatched Work is applied, Applied=True with one SyncSucceed event, and a second pass writes nothing", func(t *testing.T) {
+	t.Run("a dispatched Work is applied, Applied=True with one WorkDispatching and one SyncSucceed event, and a second pass writes nothing", func(t *testing.T) {
 		w := workFixture(t, false, nil)
 		d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
 		d.reconcile(t, w)
@@ -166,9 +166,11 @@ func TestWorkReconciler(t *testing.T) {
 			t.Errorf("Applied condition = %+v", c)
 		}
 		events := d.events()
-		// No WorkDispatching: a new Work simply dispatched is no transition.
-		if len(events) != 1 || !strings.HasPrefix(events[0], "Normal SyncSucceed Sync work(karmada-es-member1/web-1) to cluster(member1) successful.") {
-			t.Errorf("events = %q, want one SyncSucceed and nothing else", events)
+		// Karmada's execution controller tells of the first dispatch too;
+		// its e2e waits for this Event on each Work.
+		if len(events) != 2 || events[0] != "Normal WorkDispatching Work is being dispatched to member clusters." ||
+			!strings.HasPrefix(events[1], "Normal SyncSucceed Sync work(karmada-es-member1/web-1) to cluster(member1) successful.") {
+			t.Errorf("events = %q, want one WorkDispatching (Karmada's message) then one SyncSucceed, and nothing else", events)
 		}
 	})
 

@@ -312,6 +312,8 @@ func WriteKubeconfig(path, name string, cfg *rest.Config) error {
 	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: cfg.CertData,
 		ClientKeyData:         cfg.KeyData,
+		// Acting as another user (a test's user of limited rights).
+		Impersonate: cfg.Impersonate.UserName,
 	}
 	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: user}
 	kc.CurrentContext = name

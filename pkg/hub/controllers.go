@@ -26,6 +26,8 @@ type deps struct {
 	options      Options
 	members      *dispatch.Members
 	memberConfig clusterstatus.ConfigFunc
+	// noPolicyStatus: the hub's policy CRDs serve no status (Install).
+	noPolicyStatus bool
 }
 
 // Controller is one controller the hub runs, by the name --controllers
@@ -42,7 +44,7 @@ type Controller struct {
 var Controllers = []Controller{
 	{Name: "detector", What: "which policy claims which template; bindings",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers})
+			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers, NoPolicyStatus: d.noPolicyStatus})
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {

@@ -21,40 +21,54 @@ import (
 )
 
 // Install makes the hub serve what federator needs: the Karmada CRDs and
-// the admission policies. CRDs the hub already has are left as they are (a
-// Karmada hub's own may carry more versions and a conversion webhook);
-// missing ones are created. The admission policies are applied server-side,
-// so an unchanged hub is not rewritten. It waits until the CRDs are
-// established and the admission policies are enforced, so a hub reported
-// ready already refuses bad input.
-func Install(ctx context.Context, c client.Client) error {
+// the admission policies. Missing CRDs are created. CRDs the hub already
+// has (a Karmada hub's own, which may carry more versions and a conversion
+// webhook) keep all they have and get what federator needs added (the
+// status subresource and schema fields federator's CRDs have, such as the
+// policies' status): the report says what, and where the hub's RBAC
+// forbade it. The admission policies are applied server-side, so an
+// unchanged hub is not rewritten. It waits until the CRDs are established
+// and the admission policies are enforced, so a hub reported ready already
+// refuses bad input.
+func Install(ctx context.Context, c client.Client) (InstallReport, error) {
+	var report InstallReport
 	crdList, err := crds.CRDs()
 	if err != nil {
-		return err
+		return report, err
 	}
 	for _, crd := range crdList {
-		err := c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(crd), live)
 		if apierrors.IsNotFound(err) {
 			err = c.Create(ctx, crd.DeepCopy())
+			if apierrors.IsAlreadyExists(err) {
+				err = c.Get(ctx, client.ObjectKeyFromObject(crd), live)
+			}
 		}
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("install CustomResourceDefinition %s on the hub: %w", crd.Name, err)
+		if err == nil && live.Name != "" {
+			var change *CRDChange
+			if change, err = updateCRD(ctx, c, live, crd); change != nil {
+				report.Changes = append(report.Changes, *change)
+			}
+		}
+		if err != nil {
+			return report, fmt.Errorf("install CustomResourceDefinition %s on the hub: %w", crd.Name, err)
 		}
 	}
 	adm, err := admission.Objects()
 	if err != nil {
-		return err
+		return report, err
 	}
 	for _, u := range adm {
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 			client.FieldOwner(policy.FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("install %s %s on the hub: %w", u.GetKind(), u.GetName(), err)
+			return report, fmt.Errorf("install %s %s on the hub: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
 	if err := waitEstablished(ctx, c, crdList); err != nil {
-		return err
+		return report, err
 	}
-	return waitAdmissionEnforced(ctx, c)
+	return report, waitAdmissionEnforced(ctx, c)
 }
 
 func waitEstablished(ctx context.Context, c client.Client, crdList []*apiextensionsv1.CustomResourceDefinition) error {

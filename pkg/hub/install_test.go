@@ -30,7 +30,7 @@ func TestInstallEnforcesAdmissionOnReturn(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := Install(ctx, c); err != nil {
+	if _, err := Install(ctx, c); err != nil {
 		t.Fatalf("Install: %v", err)
 	}
 	bad := &policyv1alpha1.PropagationPolicy{
@@ -60,7 +60,7 @@ func TestInstallEnforcesAdmissionOnReturn(t *testing.T) {
 	}
 
 	// A second Install on a ready hub changes nothing and returns.
-	if err := Install(ctx, c); err != nil {
+	if _, err := Install(ctx, c); err != nil {
 		t.Fatalf("second Install: %v", err)
 	}
 }

@@ -10,7 +10,11 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -74,7 +78,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err != nil {
 		return fmt.Errorf("hub client: %w", err)
 	}
-	if err := Install(ctx, direct); err != nil {
+	installed, err := Install(ctx, direct)
+	if err != nil {
 		return err
 	}
 
@@ -117,7 +122,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err != nil {
 		return err
 	}
-	d := deps{options: o, members: members, memberConfig: memberConfig}
+	if err := mgr.Add(tellCRDChanges(installed, mgr.GetEventRecorderFor("federator"))); err != nil {
+		return err
+	}
+	d := deps{options: o, members: members, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus()}
 	for _, c := range Controllers {
 		if !enabled[c.Name] {
 			ctrl.Log.Info("controller disabled by --controllers", "controller", c.Name)
@@ -147,5 +155,26 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 }
 
 type runnable func(context.Context) error
+
+// tellCRDChanges says, once per start (on the leader), what Install added
+// to CRDs already on the hub or could not: a log line and an Event on each
+// CRD, since what the hub serves has changed, or federator works with less.
+func tellCRDChanges(report InstallReport, recorder record.EventRecorder) runnable {
+	return func(ctx context.Context) error {
+		log := ctrl.Log.WithName("install")
+		for _, c := range report.Changes {
+			crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: c.Name}}
+			crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+			if c.Err != nil {
+				log.Info("warning: "+c.Message(), "crd", c.Name)
+				recorder.Event(crd, corev1.EventTypeWarning, policy.EventReasonCRDUpdateForbidden, c.Message())
+				continue
+			}
+			log.Info(c.Message(), "crd", c.Name)
+			recorder.Event(crd, corev1.EventTypeNormal, policy.EventReasonCRDUpdated, c.Message())
+		}
+		return nil
+	}
+}
 
 func (r runnable) Start(ctx context.Context) error { return r(ctx) }

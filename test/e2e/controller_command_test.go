@@ -8,12 +8,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
-	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/config/crds"
-	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
 // `federator controller --kubeconfig HUB` against a hub it did not start:
@@ -40,30 +38,7 @@ var _ = Describe("federator controller", func() {
 
 		member := joinMembers(f, hub)["member1"]
 
-		Expect(yamldocs.Apply(ctx, hub, []byte(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: app, image: nginx:1.25}]}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: shop}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-`), client.FieldOwner("e2e"))).To(Succeed())
-		Eventually(func() error {
-			return member.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{})
-		}).Should(Succeed())
+		propagateShopWeb(hub, member)
 
 		session.Terminate()
 		Eventually(session, "30s").Should(gexec.Exit(0))

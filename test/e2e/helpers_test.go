@@ -381,3 +381,34 @@ func leave(member string) (rejoin func()) {
 	Expect(hubClient.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: member}})).To(Succeed())
 	return rejoin
 }
+
+// propagateShopWeb applies Deployment shop/web and a PropagationPolicy
+// selecting it to a hub other than the suite's, and waits until member
+// has the Deployment.
+func propagateShopWeb(hub, member client.Client) {
+	GinkgoHelper()
+	Expect(yamldocs.Apply(ctx, hub, []byte(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: nginx:1.25}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+`), client.FieldOwner("e2e"))).To(Succeed())
+	Eventually(func() error {
+		return member.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{})
+	}).Should(Succeed())
+}

@@ -298,7 +298,7 @@ func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works
 		return 0, 0, err
 	}
 	// The Work CRD, as federator installs it when it starts.
-	if err := hub.Install(ctx, c); err != nil {
+	if _, err := hub.Install(ctx, c); err != nil {
 		return 0, 0, err
 	}
 	const bns = "baseline-hub"
