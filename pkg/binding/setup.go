@@ -46,7 +46,8 @@ const PolicyIndex = "binding.federator.dev/policy"
 // other APIs (placement may change) or list other gates, when an annotation of the
 // claiming policy changes (the suspended annotation holds without changing
 // the policy's generation, so the detector does not rewrite the binding for
-// it), when a gate it waits for opens, closes, appears or goes, and when an
+// it), when a gate it waits for opens, closes, appears or goes, or its spec
+// or requests change (gates are judged by the clock, gates.go), and when an
 // override policy that may select its template comes, changes or goes.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	if err := indexWorks(mgr); err != nil {
@@ -82,7 +83,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
 			Watches(&gatingv1alpha1.Gate{}, handler.EnqueueRequestsFromMapFunc(bindingsWaitingFor(mgr.GetClient(), clusterScoped)),
-				builder.WithPredicates(gateOpenedChanged{})).
+				builder.WithPredicates(predicate.Or[client.Object](gateOpenedChanged{},
+					predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 			Watches(&policyv1alpha1.PropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy")),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy")),

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,6 +60,8 @@ type Reconciler struct {
 	// Override applies override policies to each cluster's manifest;
 	// overrides.Karmada(Client) when nil.
 	Override overrides.Func
+	// Clock judges gates (gates.go); the wall clock when nil.
+	Clock clock.PassiveClock
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -186,7 +189,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		outcome += "; failed: " + syncErr.Error()
 	}
 	result, _, err := r.finish(ctx, b, before, events, outcome)
-	return result, outcome, errors.Join(syncErr, err)
+	return r.recheckGates(result, in), outcome, errors.Join(syncErr, err)
 }
 
 func (r *Reconciler) fresh() client.Reader {
@@ -262,30 +265,6 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 		}
 	}
 	return in, nil
-}
-
-// resolveGates reads each gate's Opened condition from the cache.
-func (r *Reconciler) resolveGates(ctx context.Context, gates []hold.Gate) ([]hold.Gate, error) {
-	for i := range gates {
-		g := &gates[i]
-		if g.Problem != "" {
-			continue
-		}
-		ns, name, _ := strings.Cut(g.Ref, "/")
-		gate := &gatingv1alpha1.Gate{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, gate)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		g.Found = true
-		if c := meta.FindStatusCondition(gate.Status.Conditions, gatingv1alpha1.ConditionOpened); c != nil {
-			g.Opened, g.Why = c.Status == metav1.ConditionTrue, c.Message
-		}
-	}
-	return gates, nil
 }
 
 // setApproved records on the binding whether the gates it waits for are

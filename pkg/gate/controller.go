@@ -19,10 +19,11 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/gatestate"
 )
 
 // Reconciler keeps each Gate's status current: Opened and why, the request
-// in force, until when, and re-evaluates it exactly when it can change.
+// in force, until when, and re-evaluates it exactly when it can change (gatestate.At).
 type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
@@ -47,7 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := g.DeepCopy()
 	now := r.Clock.Now()
-	e := Evaluate(g.Spec, g.Annotations, appliedRequest(g.Status), now)
+	e := gatestate.At(g, now)
 
 	g.Status.ObservedGeneration = g.Generation
 	g.Status.RequestedAt, g.Status.ResetToDefaultAt = nil, nil
@@ -92,24 +93,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("gate evaluated", "open", e.Open, "why", e.Message, "next", next.Round(time.Millisecond).String())
 	return ctrl.Result{RequeueAfter: next}, nil
-}
-
-// appliedRequest is the request the status says is in force.
-func appliedRequest(s gatingv1alpha1.GateStatus) *Request {
-	if s.RequestedAt == nil {
-		return nil
-	}
-	c, ok := conditionOf(s.Conditions, gatingv1alpha1.ConditionOpened)
-	if !ok {
-		return nil
-	}
-	switch c.Reason {
-	case gatingv1alpha1.ReasonOpenRequested:
-		return &Request{Open: true, At: s.RequestedAt.Time}
-	case gatingv1alpha1.ReasonCloseRequested:
-		return &Request{Open: false, At: s.RequestedAt.Time}
-	}
-	return nil
 }
 
 func conditionOf(conds []metav1.Condition, t string) (metav1.Condition, bool) {

@@ -18,6 +18,14 @@ import (
 	"github.com/federator-dev/federator/internal/fixture"
 )
 
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 type gateTest struct {
 	r        *Reconciler
 	c        client.Client

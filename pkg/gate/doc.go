@@ -1,13 +1,10 @@
-// Package gate owns Gates (gating.federator.dev/v1alpha1): deciding whether
-// a gate is open at an instant (Evaluate: default, open and close requests,
-// recurring schedules), the controller that keeps each Gate's status current
-// and re-evaluates it exactly when its state can change, and the webhook
-// receiver that opens and closes gates on authenticated calls.
+// Package gate owns Gates (gating.federator.dev/v1alpha1): the controller
+// that keeps each Gate's status current and re-evaluates it exactly when its
+// state can change, and the webhook receiver that opens and closes gates on
+// authenticated calls. What state a gate is in at an instant (default, open
+// and close requests, recurring schedules) is decided by pkg/gatestate, which
+// the binding controller evaluates too, with its own clock, where it holds.
 //
-// What a closed gate holds is not decided here: pkg/hold reads the gates'
-// Opened condition like any other holder.
+// What a closed gate holds is not decided here: pkg/hold's GateClosed check
+// does, from the verdict the binding controller gathers.
 package gate
-
-// Time zones come from the Go time zone database embedded in the binary, so
-// schedules work on machines without one.
-import _ "time/tzdata"

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,14 +32,20 @@ import (
 //	POST /hooks/gates/{namespace}/{name}/close
 //
 // A call is authenticated against the `token` key of the Secret the gate's
-// spec.secretRef names, either as `Authorization: Bearer <token>` or as
-// `X-Signature-256: sha256=<hex HMAC-SHA256 of the body keyed by the
-// token>`, compared in constant time. Answers: 202 accepted (the request
+// spec.secretRef names, either as `Authorization: Bearer <token>` or signed:
+// `X-Signature-Timestamp: <unix seconds>` and `X-Signature-256:
+// sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" keyed by the token>`,
+// compared in constant time. A signed call is refused when its timestamp is
+// more than MaxSkew from the receiver's clock, or when its signature was
+// accepted before (a replay): signatures are remembered until their
+// timestamp is too old to pass. Answers: 202 accepted (the request
 // annotation is written; the gate controller does the rest), 401 without
-// credentials or with wrong ones, 404 for a gate that does not exist or has
-// no secretRef (asked only once credentials are given, so a caller without
-// any learns nothing of which gates exist), 405 for another method or
-// action, 413 for a body over MaxBody.
+// credentials, with wrong ones, stale or replayed (the body says which),
+// 404 for a gate that does not exist or has no secretRef (asked only once
+// credentials are given, so a caller without any learns nothing of which
+// gates exist), 405 for another method or action, 413 for a body over
+// MaxBody, 429 when more than MaxSeenSignatures signed calls came within
+// MaxSkew.
 type Receiver struct {
 	Client client.Client // reads and patches Gates
 	// Secrets reads the gates' Secrets uncached: the controller does not
@@ -46,13 +53,32 @@ type Receiver struct {
 	Secrets  client.Reader
 	Recorder record.EventRecorder
 	Clock    clock.PassiveClock
+
+	// seen holds the signatures accepted within MaxSkew. In memory: the
+	// receiver runs in the leader only, and a restart forgets at most the
+	// calls of the last MaxSkew, each of which already did what it asked.
+	seen seenSignatures
 }
 
 // MaxBody bounds the body a call may send.
 const MaxBody = 64 << 10
 
-// SignatureHeader carries the body's HMAC-SHA256 signature.
+// SignatureHeader carries the HMAC-SHA256 signature of
+// "<TimestampHeader value>.<body>".
 const SignatureHeader = "X-Signature-256"
+
+// TimestampHeader carries when a signed call was made, in Unix seconds; it
+// is part of what is signed.
+const TimestampHeader = "X-Signature-Timestamp"
+
+// MaxSkew is how far a signed call's timestamp may be from the receiver's
+// clock, either way; a signature is remembered (and refused again) as long.
+const MaxSkew = 5 * time.Minute
+
+// MaxSeenSignatures bounds the signatures remembered: past it, signed calls
+// are refused (429) until the oldest are MaxSkew old, rather than
+// forgetting one that could then be replayed.
+const MaxSeenSignatures = 10000
 
 const hooksPrefix = "/hooks/gates/"
 
@@ -81,8 +107,18 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	bearer, hasBearer := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 	signature, hasSignature := strings.CutPrefix(req.Header.Get(SignatureHeader), "sha256=")
 	if !hasBearer && !hasSignature {
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		http.Error(w, "unauthorized: send Authorization: Bearer <token>, or sign the call ("+SignatureHeader+" and "+TimestampHeader+")",
+			http.StatusUnauthorized)
 		return
+	}
+	now := rc.Clock.Now()
+	var signedAt time.Time
+	if hasSignature && !hasBearer {
+		var problem string
+		if signedAt, problem = signatureTime(req.Header.Get(TimestampHeader), now); problem != "" {
+			http.Error(w, "unauthorized: "+problem, http.StatusUnauthorized)
+			return
+		}
 	}
 
 	ctx := req.Context()
@@ -102,26 +138,53 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	token := secret.Data["token"]
-	if len(token) == 0 || !(hasBearer && subtle.ConstantTimeCompare([]byte(bearer), token) == 1 ||
-		hasSignature && validSignature(body, token, signature)) {
+	var usedSignature string // the signature this call used up
+	switch {
+	case len(token) == 0:
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
+	case hasBearer:
+		if subtle.ConstantTimeCompare([]byte(bearer), token) != 1 {
+			http.Error(w, "unauthorized: wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+	default:
+		mac, ok := signatureOf(signature)
+		if !ok || !hmac.Equal(mac, sign(token, req.Header.Get(TimestampHeader), body)) {
+			http.Error(w, fmt.Sprintf("unauthorized: %s does not match: sign \"<%s>.<body>\" with HMAC-SHA256 keyed by the token",
+				SignatureHeader, TimestampHeader), http.StatusUnauthorized)
+			return
+		}
+		switch rc.seen.claim(string(mac), signedAt.Add(MaxSkew), now) {
+		case claimReplayed:
+			http.Error(w, "unauthorized: this signature was used before (a replayed call): sign each call afresh, with the time of the call",
+				http.StatusUnauthorized)
+			return
+		case claimFull:
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("more than %d signed calls within %s: retry later", MaxSeenSignatures, MaxSkew),
+				http.StatusTooManyRequests)
+			return
+		}
+		usedSignature = string(mac)
 	}
 
 	key := gatingv1alpha1.OpenRequestAnnotation
 	if action == gatingv1alpha1.ActionClose {
 		key = gatingv1alpha1.CloseRequestAnnotation
 	}
-	now := rc.Clock.Now().UTC().Format(time.RFC3339Nano)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, now)
+	at := now.UTC().Format(time.RFC3339Nano)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, at)
 	if err := rc.Client.Patch(ctx, g, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		// A call that changed nothing may be sent again as it is.
+		rc.seen.forget(usedSignature)
 		rc.notFoundOrError(w, req, err)
 		return
 	}
 	rc.Recorder.Eventf(g, corev1.EventTypeNormal, gatingv1alpha1.EventReasonWebhookRequest,
-		"%s requested at %s by a webhook call from %s", action, now, remoteHost(req))
+		"%s requested at %s by a webhook call from %s", action, at, remoteHost(req))
 	w.WriteHeader(http.StatusAccepted)
-	_, _ = fmt.Fprintf(w, "%s requested at %s\n", action, now)
+	_, _ = fmt.Fprintf(w, "%s requested at %s\n", action, at)
 }
 
 func (rc *Receiver) notFoundOrError(w http.ResponseWriter, req *http.Request, err error) {
@@ -133,14 +196,41 @@ func (rc *Receiver) notFoundOrError(w http.ResponseWriter, req *http.Request, er
 	http.Error(w, "internal error", http.StatusInternalServerError)
 }
 
-func validSignature(body, key []byte, signature string) bool {
-	want, err := hex.DecodeString(strings.TrimSpace(signature))
-	if err != nil {
-		return false
+// signatureTime reads a signed call's timestamp and says what is wrong
+// with it: missing, unreadable, or more than MaxSkew from now.
+func signatureTime(value string, now time.Time) (time.Time, string) {
+	if value == "" {
+		return time.Time{}, fmt.Sprintf("a signed call needs %s: the Unix time of the call in seconds (date +%%s), signed with the body", TimestampHeader)
 	}
+	secs, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("%s %q is not a Unix time in seconds (date +%%s)", TimestampHeader, value)
+	}
+	at := time.Unix(secs, 0)
+	switch age := now.Sub(at); {
+	case age > MaxSkew:
+		return at, fmt.Sprintf("%s %s is %s old, more than %s: sign each call afresh, with the time of the call",
+			TimestampHeader, value, age.Round(time.Second), MaxSkew)
+	case -age > MaxSkew:
+		return at, fmt.Sprintf("%s %s is %s ahead of the receiver's clock, more than %s: check the caller's clock",
+			TimestampHeader, value, (-age).Round(time.Second), MaxSkew)
+	}
+	return at, ""
+}
+
+// signatureOf decodes the hex of an X-Signature-256 value.
+func signatureOf(value string) ([]byte, bool) {
+	mac, err := hex.DecodeString(strings.TrimSpace(value))
+	return mac, err == nil && len(mac) == sha256.Size
+}
+
+// sign is the HMAC-SHA256 of "<timestamp>.<body>" keyed by key.
+func sign(key []byte, timestamp string, body []byte) []byte {
 	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(timestamp))
+	mac.Write([]byte("."))
 	mac.Write(body)
-	return hmac.Equal(mac.Sum(nil), want)
+	return mac.Sum(nil)
 }
 
 func remoteHost(req *http.Request) string {

@@ -3,6 +3,7 @@ package hold
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
 )
@@ -16,10 +17,14 @@ type Gate struct {
 	ListedBy string
 	// Found is false when no such Gate exists.
 	Found bool
-	// Opened is the gate's Opened condition; false until it is evaluated.
+	// Opened is the gate's state now, judged by the clock
+	// (gatestate.At), as its Opened condition says once evaluated.
 	Opened bool
-	// Why is the message of the gate's Opened condition.
+	// Why says what decided the state, as the Opened condition's message.
 	Why string
+	// ChangesAt is when the gate's state can next change by itself (a
+	// request's or a schedule's window); zero when only a new request can.
+	ChangesAt time.Time
 	// Problem, when set, says the reference itself cannot be read (e.g. a
 	// bare name where a namespace is needed); such a gate holds.
 	Problem string

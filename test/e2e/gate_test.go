@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -167,7 +171,7 @@ spec: {default: opened}
 		Expect(stored(onMember3, framework.Image)).NotTo(ContainElement("nginx:1.27"))
 		Expect(strings.Join(stored(onMember3, framework.Image), ",")).To(ContainSubstring("nginx:1.25"))
 	})
-	It("open through the webhook receiver with the right signature, and refuse a wrong one", func() {
+	It("open through the webhook receiver with the right signature, and refuse a wrong one and a replay", func() {
 		const ns = "gate-webhook"
 		namespace(ns)
 		Expect(apply(`
@@ -182,30 +186,54 @@ metadata: {name: release, namespace: %[1]s}
 spec: {default: closed, secretRef: {name: hook}}
 `, ns)).To(Succeed())
 		Eventually(func() *metav1.Condition { return gateOpened(ns, "release") }).Should(HaveField("Status", metav1.ConditionFalse))
-		post := func(body, signature string) int {
+		url := "http://" + webhookAddr + "/hooks/gates/" + ns + "/release/open"
+		post := func(body, timestamp, signature string) (int, string) {
 			GinkgoHelper()
-			req, err := http.NewRequest(http.MethodPost, "http://"+webhookAddr+"/hooks/gates/"+ns+"/release/open", strings.NewReader(body))
+			req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 			Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("X-Signature-Timestamp", timestamp)
 			req.Header.Set("X-Signature-256", signature)
 			resp, err := http.DefaultClient.Do(req)
 			Expect(err).NotTo(HaveOccurred())
+			answer, _ := io.ReadAll(resp.Body)
 			_ = resp.Body.Close()
-			return resp.StatusCode
+			return resp.StatusCode, string(answer)
 		}
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
 		mac := hmac.New(sha256.New, []byte("s3cret"))
-		mac.Write([]byte(`{"ticket":"CHG-1"}`))
+		mac.Write([]byte(ts + "." + `{"ticket":"CHG-1"}`))
 		good := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 
-		Expect(post(`{"ticket":"CHG-2"}`, good)).To(Equal(http.StatusUnauthorized), "a signature of another body")
+		code, answer := post(`{"ticket":"CHG-2"}`, ts, good)
+		Expect(code).To(Equal(http.StatusUnauthorized), "a signature of another body")
+		Expect(answer).To(ContainSubstring("X-Signature-256 does not match"))
 		// The receiver writes the request before it answers: a refused call
 		// left none.
 		g := &gatingv1alpha1.Gate{}
 		Expect(hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "release"}, g)).To(Succeed())
 		Expect(g.Annotations).NotTo(HaveKey("open.gate.federator.dev/requestedAt"))
-		Expect(post(`{"ticket":"CHG-1"}`, good)).To(Equal(http.StatusAccepted))
+		code, answer = post(`{"ticket":"CHG-1"}`, ts, good)
+		Expect(code).To(Equal(http.StatusAccepted), answer)
 		Eventually(func() *metav1.Condition { return gateOpened(ns, "release") }).Should(And(
 			HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "OpenRequested")))
 		Eventually(func() []string { return templateEvents(ns, "Gate", "release") }).Should(ContainElement(
 			HavePrefix("WebhookRequest: open requested at ")))
+
+		By("sending the same signed call again: refused as a replay")
+		code, answer = post(`{"ticket":"CHG-1"}`, ts, good)
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		Expect(answer).To(ContainSubstring("this signature was used before"))
+
+		By("signing as the README shows a CI job doing it, with curl and openssl")
+		readme, err := os.ReadFile("../../README.md")
+		Expect(err).NotTo(HaveOccurred())
+		_, after, found := strings.Cut(string(readme), "a CI job signs its call:\n\n```sh\n")
+		Expect(found).To(BeTrue(), "README.md shows how a CI job signs a webhook call")
+		script, _, _ := strings.Cut(after, "```")
+		run := exec.Command("sh", "-ec", script)
+		run.Env = append(os.Environ(), "TOKEN=s3cret", "URL="+url, "CI_JOB_ID=e2e-"+ts)
+		out, err := run.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s\n%s", script, out)
+		Expect(string(out)).To(HavePrefix("open requested at "))
 	})
 })

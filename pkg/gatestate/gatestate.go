@@ -1,11 +1,23 @@
-package gate
+// Package gatestate owns what state a Gate is in at an instant: a pure
+// function of its spec, its request annotations, the request its status
+// says was applied, and the time. The gate controller records the outcome
+// in the Gate's status for people to read; the binding controller evaluates
+// the same function with its own clock where it holds, so an expired
+// request or a window that has begun holds even while the gate controller
+// is off or behind.
+package gatestate
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	// Time zones come from the Go time zone database embedded in the
+	// binary, so schedules work on machines without one.
+	_ "time/tzdata"
+
 	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 )
@@ -39,9 +51,14 @@ type Evaluation struct {
 	// Until is when the state ends by itself (a request's or schedule's
 	// window), nil when nothing ends it: the gate's resetToDefaultAt.
 	Until *time.Time
-	// Next is when to evaluate again: the earliest of Until, the next
-	// schedule window start, a future request, and now + interval.
+	// Next is when to evaluate again: the earliest of NextChange and
+	// now + interval.
 	Next time.Time
+	// NextChange is the earliest instant after now at which the state can
+	// change by itself (Until, a schedule window's start or end, a request
+	// timed later), nil when only a new request or a spec change can
+	// change it: what waits for the gate looks again then.
+	NextChange *time.Time
 	// Problems are malformed requests, each naming the annotation and the
 	// value; such a request is ignored.
 	Problems []string
@@ -59,15 +76,20 @@ type Evaluation struct {
 //     open when both run. A schedule that cannot be read closes the gate
 //     (fail safe) until it is fixed.
 //  3. Otherwise the gate is in its default state.
-func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, applied *Request, now time.Time) Evaluation {
+func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, applied *Request, now time.Time) (e Evaluation) {
 	interval := DefaultInterval
 	if spec.Interval != nil && spec.Interval.Duration > 0 {
 		interval = spec.Interval.Duration
 	}
-	e := Evaluation{Next: now.Add(interval)}
+	defer func() {
+		e.Next = now.Add(interval)
+		if e.NextChange != nil && e.NextChange.Before(e.Next) {
+			e.Next = *e.NextChange
+		}
+	}()
 	sooner := func(t time.Time) {
-		if t.After(now) && t.Before(e.Next) {
-			e.Next = t
+		if t.After(now) && (e.NextChange == nil || t.Before(*e.NextChange)) {
+			e.NextChange = &t
 		}
 	}
 
@@ -155,6 +177,32 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, appli
 		e.Message = "Gate opened by default"
 	}
 	return e
+}
+
+// At is the state of gate g at now: Evaluate over its spec, its request
+// annotations and the request its status says was applied. The gate
+// controller and everything that holds on a gate call it alike, so both
+// reach the same verdict at the same instant.
+func At(g *gatingv1alpha1.Gate, now time.Time) Evaluation {
+	return Evaluate(g.Spec, g.Annotations, Applied(g.Status), now)
+}
+
+// Applied is the request the status says is in force, nil when none.
+func Applied(s gatingv1alpha1.GateStatus) *Request {
+	if s.RequestedAt == nil {
+		return nil
+	}
+	c := meta.FindStatusCondition(s.Conditions, gatingv1alpha1.ConditionOpened)
+	if c == nil {
+		return nil
+	}
+	switch c.Reason {
+	case gatingv1alpha1.ReasonOpenRequested:
+		return &Request{Open: true, At: s.RequestedAt.Time}
+	case gatingv1alpha1.ReasonCloseRequested:
+		return &Request{Open: false, At: s.RequestedAt.Time}
+	}
+	return nil
 }
 
 func defaultOpen(spec gatingv1alpha1.GateSpec) bool { return spec.Default == gatingv1alpha1.Opened }

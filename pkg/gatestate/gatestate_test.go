@@ -1,4 +1,4 @@
-package gate
+package gatestate
 
 import (
 	"strings"
@@ -147,6 +147,43 @@ func TestEvaluateAcrossDaylightSaving(t *testing.T) {
 				if c.until != "" && (e.Until == nil || !e.Until.Equal(at(c.until))) {
 					t.Errorf("at %s: until = %v, want %s", c.now, e.Until, c.until)
 				}
+			}
+		})
+	}
+}
+
+// NextChange is when what waits for a gate must look again: only instants
+// where the state can change by itself, never the interval.
+func TestNextChange(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec gatingv1alpha1.GateSpec
+		ann  map[string]string
+		now  string
+		want string // "" for none
+	}{
+		{name: "a gate with neither request nor schedule never changes by itself",
+			spec: gatingv1alpha1.GateSpec{Default: "closed"}, now: "2026-11-23T12:00:00Z"},
+		{name: "an open request with a window changes when the window ends",
+			spec: gatingv1alpha1.GateSpec{Default: "closed", Window: dur(time.Hour)},
+			ann:  map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-11-23T11:30:00Z"},
+			now:  "2026-11-23T12:00:00Z", want: "2026-11-23T12:30:00Z"},
+		{name: "gate open --for 20m changes when its close request comes into force",
+			spec: gatingv1alpha1.GateSpec{Default: "closed"},
+			ann: map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-11-23T11:50:00Z",
+				gatingv1alpha1.CloseRequestAnnotation: "2026-11-23T12:10:00Z"},
+			now: "2026-11-23T12:00:00Z", want: "2026-11-23T12:10:00Z"},
+		{name: "an open gate before a closing schedule changes when the window starts",
+			spec: gatingv1alpha1.GateSpec{Default: "opened", Schedules: []gatingv1alpha1.GateSchedule{noDeployFriday}},
+			now:  "2026-11-26T12:00:00Z", want: "2026-11-26T23:00:00Z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Evaluate(tc.spec, tc.ann, nil, at(tc.now))
+			switch {
+			case tc.want == "" && e.NextChange != nil:
+				t.Errorf("next change = %s, want none", e.NextChange.UTC().Format(time.RFC3339))
+			case tc.want != "" && (e.NextChange == nil || !e.NextChange.Equal(at(tc.want))):
+				t.Errorf("next change = %v, want %s", e.NextChange, tc.want)
 			}
 		})
 	}
