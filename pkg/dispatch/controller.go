@@ -107,6 +107,7 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	case err != nil:
 		syncErr = err
 	case held:
+		syncErr = r.takeBackHeld(ctx, member, work)
 		// Status is still collected while held, so a person sees what the
 		// member runs; an unreachable member keeps the last status.
 		_ = r.collect(ctx, member, work, &work.Status)
@@ -180,7 +181,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 		}
 		current, result, adopted, err := r.applyManifest(ctx, member, manifest)
 		if adopted {
-			if err := r.takenBack(ctx, manifest); err != nil {
+			if err := r.takenBack(ctx, manifest, ""); err != nil {
 				errs = append(errs, err)
 			}
 		}

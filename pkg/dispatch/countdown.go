@@ -2,11 +2,14 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
@@ -53,11 +56,46 @@ func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Clien
 	return "counting down until " + due.UTC().Format(time.RFC3339), nil
 }
 
+// takeBackHeld takes back the countdowns of a held Work's objects: an
+// object placed here again is no longer to be deleted, whatever holds its
+// new version back. Only the mark goes (the same object, by the
+// resourceVersion it was read at); the manifest waits for the hold to lift.
+func (r *WorkReconciler) takeBackHeld(ctx context.Context, member client.Client, work *workv1alpha1.Work) error {
+	var errs []error
+	for _, m := range work.Spec.Workload.Manifests {
+		manifest, err := decodeManifest(m)
+		if err != nil {
+			continue // reported by apply once the Work is released
+		}
+		existing, err := getMemberObject(ctx, member, manifest)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if existing == nil || !countdown.IsManagedBy(existing, work.Namespace, work.Name) {
+			continue
+		}
+		if _, counting := existing.GetAnnotations()[workkeys.DeletionTimestampAnnotation]; !counting {
+			continue
+		}
+		if err := countdown.TakeBack(ctx, member, existing); err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", r.Cluster, err))
+			continue
+		}
+		if err := r.takenBack(ctx, manifest, existing.GetUID()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // takenBack ends the countdown recorded for manifest's object in this
 // member, once the object is placed here again and its mark is removed.
-func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.Unstructured) error {
+// With uid set, only the countdown of that object: a tombstone of another
+// one of the same name is pkg/softdelete's to end (as gone).
+func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.Unstructured, uid types.UID) error {
 	t, found, err := countdown.Lookup(ctx, r.tombstones(), r.Cluster, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
-	if err != nil || !found {
+	if err != nil || !found || uid != "" && t.UID != uid {
 		return err
 	}
 	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
