@@ -38,8 +38,7 @@ func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Clien
 	if err != nil {
 		return "", err
 	}
-	t := countdown.NewTombstone(r.Cluster, manifest, existing, started)
-	created, err := countdown.Record(ctx, r.Hub, r.tombstones(), t)
+	t, created, err := countdown.Record(ctx, r.Hub, r.tombstones(), countdown.NewTombstone(r.Cluster, manifest, existing, started))
 	if err != nil {
 		return "", fmt.Errorf("record the deletion countdown of %s on the hub: %w", t.Object(), err)
 	}
