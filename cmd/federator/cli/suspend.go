@@ -93,7 +93,7 @@ func setSuspension(ctx context.Context, h *hub, out io.Writer, kindArg, name str
 	if err != nil {
 		return h.explain(err, "get", r)
 	}
-	if err := validateClusters(ctx, h, clusters); err != nil {
+	if err := validateClusters(ctx, h, namesToValidate(obj.GetAnnotations(), clusters, suspend)); err != nil {
 		return err
 	}
 	var changes []annotationChange
@@ -149,6 +149,20 @@ func validateClusters(ctx context.Context, h *hub, clusters []string) error {
 		}
 	}
 	return nil
+}
+
+// namesToValidate are the --clusters names that must be registered: on
+// resume, a name the object carries an annotation for is not, so the
+// annotation of a cluster that has left (which holds every cluster) can
+// still be removed.
+func namesToValidate(annotations map[string]string, clusters []string, suspend bool) []string {
+	if suspend {
+		return clusters
+	}
+	return slices.DeleteFunc(slices.Clone(clusters), func(c string) bool {
+		_, annotated := annotations[policykeys.ClusterSuspendedAnnotationPrefix+c]
+		return c != "" && annotated
+	})
 }
 
 func clusterNames(ctx context.Context, h *hub) ([]string, error) {

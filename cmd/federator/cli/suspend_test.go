@@ -236,3 +236,28 @@ func TestResumeSaysWhatStillHolds(t *testing.T) {
 		})
 	}
 }
+
+// A per-cluster annotation naming a cluster that is not registered holds
+// every cluster (pkg/hold): resume must be able to remove it after the
+// cluster left, while suspend still refuses the name.
+func TestResumeRemovesTheAnnotationOfAClusterThatLeft(t *testing.T) {
+	const onGone = "suspended.propagation.federator.dev/member9"
+	h := fleetHub(t, nil, map[string]string{onGone: "canary"}, nil)
+	dep := &appsv1.Deployment{}
+	dep.Namespace, dep.Name = "demo", "web"
+
+	if _, _, err := run(t, h, "resume", "deployment", "web", "-n", "demo", "--clusters", "member8"); err == nil ||
+		!strings.Contains(err.Error(), `cluster "member8" is not registered on the hub`) {
+		t.Errorf("resume of an unregistered cluster the object has no annotation for: error %v", err)
+	}
+	stdout, _, err := run(t, h, "resume", "deployment", "web", "-n", "demo", "--clusters", "member9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := deployWeb + ": suspension on cluster member9 lifted: annotation " + onGone + ` removed (reason was "canary")`; !strings.Contains(stdout, want) {
+		t.Errorf("said %q, want %q", stdout, want)
+	}
+	if got := annotationsOf(t, h, dep); len(got) != 0 {
+		t.Errorf("annotations left: %v", got)
+	}
+}
