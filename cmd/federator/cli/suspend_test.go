@@ -197,6 +197,11 @@ func TestResumeSaysWhatStillHolds(t *testing.T) {
 			nil, map[string]string{suspended: "true"}, &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member3"}}},
 			[]string{"resume", "deploy", "web", "-n", "demo"},
 			[]string{deployWeb + ": still held on member3: suspended by spec.suspension.dispatchingOnClusters.clusterNames of " + ppWeb + "; remove member3 from it to resume"}},
+		{"a per-cluster annotation naming no registered Cluster (a typo) still holds, and says so",
+			nil, map[string]string{onMember2: "canary", "suspended.propagation.federator.dev/membr2": "canary"}, nil,
+			[]string{"resume", "deployment", "web", "-n", "demo", "--clusters", "member2"},
+			[]string{deployWeb + ": still held on member2: annotation suspended.propagation.federator.dev/membr2 on " + deployWeb +
+				" names 'membr2', which is no registered Cluster"}},
 		{"nothing else holds: it says dispatching resumes",
 			map[string]string{suspended: "incident 42"}, nil, nil,
 			[]string{"resume", "pp", "web", "-n", "demo"},
