@@ -181,7 +181,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 		}
 		current, result, adopted, err := r.applyManifest(ctx, member, manifest)
 		if adopted {
-			if err := r.takenBack(ctx, manifest, ""); err != nil {
+			if err := r.takenBack(ctx, manifest); err != nil {
 				errs = append(errs, err)
 			}
 		}

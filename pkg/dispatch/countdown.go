@@ -9,7 +9,6 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
@@ -81,7 +80,13 @@ func (r *WorkReconciler) takeBackHeld(ctx context.Context, member client.Client,
 			errs = append(errs, fmt.Errorf("cluster %s: %w", r.Cluster, err))
 			continue
 		}
-		if err := r.takenBack(ctx, manifest, existing.GetUID()); err != nil {
+		// Only the countdown of this object: a tombstone of an earlier one of
+		// the same name is pkg/softdelete's to end (as gone).
+		t, found, err := countdown.Lookup(ctx, r.tombstones(), r.Cluster, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
+		if err == nil && found && t.UID == existing.GetUID() {
+			err = r.cancelled(ctx, t)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -90,13 +95,16 @@ func (r *WorkReconciler) takeBackHeld(ctx context.Context, member client.Client,
 
 // takenBack ends the countdown recorded for manifest's object in this
 // member, once the object is placed here again and its mark is removed.
-// With uid set, only the countdown of that object: a tombstone of another
-// one of the same name is pkg/softdelete's to end (as gone).
-func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.Unstructured, uid types.UID) error {
+func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.Unstructured) error {
 	t, found, err := countdown.Lookup(ctx, r.tombstones(), r.Cluster, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
-	if err != nil || !found || uid != "" && t.UID != uid {
+	if err != nil || !found {
 		return err
 	}
+	return r.cancelled(ctx, t)
+}
+
+// cancelled forgets t's countdown and tells why.
+func (r *WorkReconciler) cancelled(ctx context.Context, t countdown.Tombstone) error {
 	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
 		return err
 	}

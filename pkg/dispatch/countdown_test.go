@@ -156,3 +156,42 @@ func TestHeldWorkTakesItsCountdownBackWithoutApplying(t *testing.T) {
 		t.Errorf("events = %q, want %q", events, cancelled)
 	}
 }
+
+func TestHeldWorkLeavesTheCountdownOfAnotherObjectToSoftdelete(t *testing.T) {
+	w := delayedWork(t, "5s")
+	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+	d.reconcile(t, w)
+	_ = d.hub.Delete(context.Background(), d.work(t, w))
+	d.reconcile(t, w)
+	tomb, found, err := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web")
+	if err != nil || !found {
+		t.Fatalf("no countdown: %v", err)
+	}
+	// The tombstone names an earlier object of the same name.
+	cm := &corev1.ConfigMap{}
+	if err := d.hub.Get(context.Background(), client.ObjectKeyFromObject(tomb.ConfigMap()), cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["uid"] = "an-earlier-object"
+	if err := d.hub.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+
+	again := delayedWork(t, "5s")
+	again.ResourceVersion = ""
+	again.Spec.SuspendDispatching = ptr.To(true)
+	if err := d.hub.Create(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	d.reconcile(t, again)
+	kept, err := d.memberDeployment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, marked := kept.Annotations["federator.dev/deletion-timestamp"]; marked {
+		t.Error("still marked")
+	}
+	if _, found, _ := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web"); !found {
+		t.Error("the tombstone of another object was forgotten: it is pkg/softdelete's to end")
+	}
+}
