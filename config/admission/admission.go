@@ -16,17 +16,21 @@ import (
 // suspension.yaml; the API server names it in every refusal.
 const SuspensionPolicyName = "federator-propagation-suspension"
 
+// SuspensionAnnotationsPolicyName names the ValidatingAdmissionPolicy in
+// suspension-annotations.yaml.
+const SuspensionAnnotationsPolicyName = "federator-suspension-annotations"
+
 // DeletionProtectionPolicyName names the ValidatingAdmissionPolicy in
 // deletion-protection.yaml.
 const DeletionProtectionPolicyName = "federator-deletion-protection"
 
-//go:embed suspension.yaml deletion-protection.yaml
+//go:embed suspension.yaml suspension-annotations.yaml deletion-protection.yaml
 var manifests embed.FS
 
 // Objects returns the admission objects to apply on the hub.
 func Objects() ([]*unstructured.Unstructured, error) {
 	var all []*unstructured.Unstructured
-	for _, file := range []string{"suspension.yaml", "deletion-protection.yaml"} {
+	for _, file := range []string{"suspension.yaml", "suspension-annotations.yaml", "deletion-protection.yaml"} {
 		raw, err := manifests.ReadFile(file)
 		if err != nil {
 			return nil, err

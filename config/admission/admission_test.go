@@ -7,7 +7,7 @@ func TestSuspensionPolicyNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{SuspensionPolicyName, DeletionProtectionPolicyName} {
+	for _, name := range []string{SuspensionPolicyName, SuspensionAnnotationsPolicyName, DeletionProtectionPolicyName} {
 		found := false
 		for _, o := range objs {
 			if o.GetKind() == "ValidatingAdmissionPolicy" && o.GetName() == name {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestEffective(t *testing.T) {
@@ -76,7 +78,7 @@ func TestDelayMessageSaysTheValueAndTheCap(t *testing.T) {
 func TestTombstoneRoundTrip(t *testing.T) {
 	started := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	want := Tombstone{Cluster: "member3", APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "web",
-		UID: "u-1", StartedAt: started, Delay: "5s", Binding: Ref{"ResourceBinding", "demo", "web-deployment"},
+		UID: "u-1", StartedAt: started, Delay: "5s", Due: started.Add(5 * time.Second), Binding: Ref{"ResourceBinding", "demo", "web-deployment"},
 		Policy: Ref{"PropagationPolicy", "demo", "web"}, DeleteNow: started.Add(time.Second)}
 	cm := want.ConfigMap()
 	if cm.Namespace != "karmada-es-member3" || cm.Labels["softdelete.federator.dev/tombstone"] != "true" {
@@ -97,5 +99,52 @@ func TestTombstoneRoundTrip(t *testing.T) {
 	}
 	if _, ok := (Tombstone{StartedAt: started, Delay: "24 hours"}).DueAt(0); ok {
 		t.Error("a tombstone with a bad delay has a due time")
+	}
+}
+
+// A countdown's due time is fixed when it starts: a --max-deletion-delay
+// lowered later (on a restart) does not move it; only a tombstone stored
+// before due times were recorded is capped by the maximum in force.
+func TestDueIsFixedWhenTheCountdownStarts(t *testing.T) {
+	started := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name  string
+		delay string // what the manifest carries at the start
+		max   time.Duration
+		// legacy: a tombstone without a due time (stored by an older hub)
+		legacy bool
+		want   time.Time // zero: no due time (kept)
+	}{
+		{name: "the delay the copy carried", delay: "1h", max: DefaultMaxDelay, want: started.Add(time.Hour)},
+		{name: "a maximum lowered below it later does not shorten it", delay: "1h", max: time.Minute, want: started.Add(time.Hour)},
+		{name: "nor does no maximum at all lengthen it", delay: "1h", max: 0, want: started.Add(time.Hour)},
+		{name: "a bad delay has no due time, whatever the maximum", delay: "24 hours", max: time.Minute},
+		{name: "a tombstone without a due time is capped by the maximum in force", delay: "1h", max: time.Minute, legacy: true,
+			want: started.Add(time.Minute)},
+		{name: "a tombstone without a due time under the maximum keeps its delay", delay: "1h", max: DefaultMaxDelay, legacy: true,
+			want: started.Add(time.Hour)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			manifest := &unstructured.Unstructured{}
+			manifest.SetAnnotations(map[string]string{"federator.dev/deletion-delay": c.delay})
+			obj := &unstructured.Unstructured{}
+			obj.SetAPIVersion("apps/v1")
+			obj.SetKind("Deployment")
+			obj.SetNamespace("demo")
+			obj.SetName("web")
+			cm := NewTombstone("member3", manifest, obj, started).ConfigMap()
+			if c.legacy {
+				delete(cm.Data, "dueAt")
+			}
+			stored, err := FromConfigMap(cm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			due, ok := stored.DueAt(c.max)
+			if ok != !c.want.IsZero() || !due.Equal(c.want) {
+				t.Errorf("DueAt(%s) = %s, %v; want %s", c.max, due, ok, c.want)
+			}
+		})
 	}
 }

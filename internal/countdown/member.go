@@ -80,27 +80,28 @@ func patchAnnotation(ctx context.Context, member client.Client, obj *unstructure
 }
 
 // Record stores t's tombstone; the tombstone of the same countdown (a
-// repeat) is kept as it is. It reports whether it wrote one. reader reads
-// a tombstone already there (uncached: the hub's ConfigMaps are not worth
-// a cache of every one for this rare case).
-func Record(ctx context.Context, hub client.Client, reader client.Reader, t Tombstone) (bool, error) {
+// repeat) is kept as it is, with the due time fixed when it started. It
+// returns the tombstone in force and whether it wrote one. reader reads a
+// tombstone already there (uncached: the hub's ConfigMaps are not worth a
+// cache of every one for this rare case).
+func Record(ctx context.Context, hub client.Client, reader client.Reader, t Tombstone) (Tombstone, bool, error) {
 	cm := t.ConfigMap()
 	err := hub.Create(ctx, cm)
 	if apierrors.IsAlreadyExists(err) {
 		stored := &corev1.ConfigMap{}
 		if err := reader.Get(ctx, client.ObjectKeyFromObject(cm), stored); err != nil {
-			return false, err
+			return t, false, err
 		}
 		if old, err := FromConfigMap(stored); err == nil && old.UID == t.UID && old.StartedAt.Equal(t.StartedAt) {
-			return false, nil
+			return old, false, nil
 		}
 		// The record of an earlier countdown that was never forgotten (of
 		// this object, or an earlier one of the same name): this one
 		// replaces it.
 		stored.Data, stored.Annotations = cm.Data, cm.Annotations
-		return true, hub.Update(ctx, stored)
+		return t, true, hub.Update(ctx, stored)
 	}
-	return err == nil, err
+	return t, err == nil, err
 }
 
 // Forget deletes the tombstone of an ended countdown.

@@ -36,7 +36,12 @@ type Tombstone struct {
 	UID                               types.UID
 	StartedAt                         time.Time
 	// Delay is the value the member copy carried, as written.
-	Delay   string
+	Delay string
+	// Due is when the object is deleted, fixed when the countdown starts so
+	// a --max-deletion-delay lowered later shortens only countdowns that
+	// start later; zero when Delay cannot be honoured, or in a tombstone
+	// stored before due times were recorded.
+	Due     time.Time
 	Binding Ref
 	Policy  Ref
 	// DeleteNow is when a forced deletion was asked; zero when not.
@@ -50,8 +55,13 @@ func (t Tombstone) Object() string {
 }
 
 // DueAt is when the object is deleted; false when the delay cannot be
-// honoured (the object is kept until forced or placed again).
+// honoured (the object is kept until forced or placed again). The due time
+// recorded at the start is kept whatever max is now; max caps only a
+// tombstone that records none.
 func (t Tombstone) DueAt(max time.Duration) (time.Time, bool) {
+	if !t.Due.IsZero() {
+		return t.Due, true
+	}
 	d, err := Parse(t.Delay)
 	if err != nil {
 		return time.Time{}, false
@@ -71,12 +81,15 @@ func TombstoneName(kind, namespace, name string) string {
 // NewTombstone is the record of the countdown of obj, the member copy of
 // manifest in cluster, started at startedAt. The delay, binding and policy
 // are the manifest's: the hub's latest word, which a held member copy may
-// not carry yet.
+// not carry yet. Its due time is fixed now, from the delay the manifest
+// carries (already capped by the binding controller at
+// --max-deletion-delay).
 func NewTombstone(cluster string, manifest, obj *unstructured.Unstructured, startedAt time.Time) Tombstone {
 	a := manifest.GetAnnotations()
 	t := Tombstone{Cluster: cluster, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(),
 		Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(), StartedAt: startedAt,
 		Delay: a[policykeys.DeletionDelayAnnotation]}
+	t.Due, _ = t.DueAt(0)
 	if name := a[workv1alpha2.ClusterResourceBindingAnnotationKey]; name != "" {
 		t.Binding = Ref{"ClusterResourceBinding", "", name}
 	} else if name := a[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
@@ -102,6 +115,9 @@ func (t Tombstone) ConfigMap() *corev1.ConfigMap {
 			"policyKind": t.Policy.Kind, "policyNamespace": t.Policy.Namespace, "policyName": t.Policy.Name,
 		},
 	}
+	if !t.Due.IsZero() {
+		cm.Data["dueAt"] = t.Due.UTC().Format(time.RFC3339)
+	}
 	if !t.DeleteNow.IsZero() {
 		cm.Annotations = map[string]string{workkeys.DeleteNowAnnotation: t.DeleteNow.UTC().Format(time.RFC3339)}
 	}
@@ -122,6 +138,10 @@ func FromConfigMap(cm *corev1.ConfigMap) (Tombstone, error) {
 		Name: d["name"], UID: types.UID(d["uid"]), StartedAt: started, Delay: d["delay"],
 		Binding: Ref{d["bindingKind"], d["bindingNamespace"], d["bindingName"]},
 		Policy:  Ref{d["policyKind"], d["policyNamespace"], d["policyName"]}}
+	if v, ok := d["dueAt"]; ok {
+		// An unreadable due time is not trusted: the delay, capped, is.
+		t.Due, _ = time.Parse(time.RFC3339, v)
+	}
 	if v, ok := cm.Annotations[workkeys.DeleteNowAnnotation]; ok {
 		// An unreadable request still asks for a deletion now.
 		t.DeleteNow, err = time.Parse(time.RFC3339, v)

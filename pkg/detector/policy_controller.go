@@ -23,6 +23,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
@@ -136,7 +137,7 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, stor
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	conds := []metav1.Condition{ClustersKnown(spec, known, unknownPlaced)}
+	conds := []metav1.Condition{ClustersKnown(spec, policy.GetAnnotations(), known, unknownPlaced)}
 	priority, setsPriority := SchedulePriorityResolved(&spec, class)
 	if setsPriority {
 		conds = append(conds, priority)
@@ -151,11 +152,12 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, stor
 }
 
 // ClustersKnown is the policy's ClustersKnown condition: False when its
-// suspension list names a cluster that is not registered (every cluster of
-// its bindings is then held, pkg/hold's fail-safe rule) or its placement
-// names one in unknownPlaced; True otherwise. known lists the registered
-// Clusters.
-func ClustersKnown(spec policyv1alpha1.PropagationSpec, known, unknownPlaced []string) metav1.Condition {
+// suspension list or a suspended.propagation.federator.dev/<cluster>
+// annotation among annotations names a cluster that is not registered
+// (every cluster of its bindings is then held, pkg/hold's fail-safe rule)
+// or its placement names one in unknownPlaced; True otherwise. known lists
+// the registered Clusters.
+func ClustersKnown(spec policyv1alpha1.PropagationSpec, annotations map[string]string, known, unknownPlaced []string) metav1.Condition {
 	var unknownSuspended []string
 	if s := spec.Suspension; s != nil && s.DispatchingOnClusters != nil {
 		for _, n := range s.DispatchingOnClusters.ClusterNames {
@@ -171,6 +173,11 @@ func ClustersKnown(spec policyv1alpha1.PropagationSpec, known, unknownPlaced []s
 		problems = append(problems, fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames: %s name no registered Cluster; "+
 			"dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins", quote(unknownSuspended)))
 	}
+	if keys := unknownSuspendedAnnotations(annotations, known); len(keys) > 0 {
+		reason = policykeys.ReasonUnknownSuspendedCluster
+		problems = append(problems, fmt.Sprintf("metadata.annotations: %s name no registered Cluster; "+
+			"dispatching to every cluster of this policy's bindings is held until the annotation is fixed or removed, or such a Cluster joins", quote(keys)))
+	}
 	if len(unknownPlaced) > 0 {
 		if reason == "" {
 			reason = policykeys.ReasonUnknownPlacementCluster
@@ -184,6 +191,16 @@ func ClustersKnown(spec policyv1alpha1.PropagationSpec, known, unknownPlaced []s
 	}
 	return metav1.Condition{Type: policykeys.ConditionClustersKnown, Status: metav1.ConditionFalse,
 		Reason: reason, Message: strings.Join(problems, "; also ")}
+}
+
+// unknownSuspendedAnnotations are the suspended.propagation.federator.dev/<cluster>
+// keys among annotations whose cluster is not in known.
+func unknownSuspendedAnnotations(annotations map[string]string, known []string) []string {
+	unknown := hold.UnknownAnnotatedClusters(annotations, known)
+	for i, c := range unknown {
+		unknown[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
+	}
+	return unknown
 }
 
 func quote(names []string) string {

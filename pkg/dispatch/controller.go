@@ -106,6 +106,7 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	case err != nil:
 		syncErr = err
 	case held:
+		syncErr = r.takeBackHeld(ctx, member, work)
 		// Status is still collected while held, so a person sees what the
 		// member runs; an unreachable member keeps the last status.
 		_ = r.collect(ctx, member, work, &work.Status)

@@ -2,9 +2,11 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,8 +37,7 @@ func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Clien
 	if err != nil {
 		return "", err
 	}
-	t := countdown.NewTombstone(r.Cluster, manifest, existing, started)
-	created, err := countdown.Record(ctx, r.Hub, r.tombstones(), t)
+	t, created, err := countdown.Record(ctx, r.Hub, r.tombstones(), countdown.NewTombstone(r.Cluster, manifest, existing, started))
 	if err != nil {
 		return "", fmt.Errorf("record the deletion countdown of %s on the hub: %w", t.Object(), err)
 	}
@@ -53,6 +54,45 @@ func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Clien
 	return "counting down until " + due.UTC().Format(time.RFC3339), nil
 }
 
+// takeBackHeld takes back the countdowns of a held Work's objects: an
+// object placed here again is no longer to be deleted, whatever holds its
+// new version back. Only the mark goes (the same object, by the
+// resourceVersion it was read at); the manifest waits for the hold to lift.
+func (r *WorkReconciler) takeBackHeld(ctx context.Context, member client.Client, work *workv1alpha1.Work) error {
+	var errs []error
+	for _, m := range work.Spec.Workload.Manifests {
+		manifest, err := decodeManifest(m)
+		if err != nil {
+			continue // reported by apply once the Work is released
+		}
+		existing, err := getMemberObject(ctx, member, manifest)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if existing == nil || !countdown.IsManagedBy(existing, work.Namespace, work.Name) {
+			continue
+		}
+		if _, counting := existing.GetAnnotations()[workkeys.DeletionTimestampAnnotation]; !counting {
+			continue
+		}
+		if err := countdown.TakeBack(ctx, member, existing); err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", r.Cluster, err))
+			continue
+		}
+		// Only the countdown of this object: a tombstone of an earlier one of
+		// the same name is pkg/softdelete's to end (as gone).
+		t, found, err := countdown.Lookup(ctx, r.tombstones(), r.Cluster, manifest.GetKind(), manifest.GetNamespace(), manifest.GetName())
+		if err == nil && found && t.UID == existing.GetUID() {
+			err = r.cancelled(ctx, t)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // takenBack ends the countdown recorded for manifest's object in this
 // member, once the object is placed here again and its mark is removed.
 func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.Unstructured) error {
@@ -60,6 +100,11 @@ func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.U
 	if err != nil || !found {
 		return err
 	}
+	return r.cancelled(ctx, t)
+}
+
+// cancelled forgets t's countdown and tells why.
+func (r *WorkReconciler) cancelled(ctx context.Context, t countdown.Tombstone) error {
 	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
 		return err
 	}

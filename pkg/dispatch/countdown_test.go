@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -110,5 +112,86 @@ func TestNoDelayDeletesAtOnce(t *testing.T) {
 		if list := (&corev1.ConfigMapList{}); d.hub.List(context.Background(), list) == nil && len(list.Items) > 0 {
 			t.Errorf("delay %q: tombstones %v", delay, list.Items)
 		}
+	}
+}
+
+func TestHeldWorkTakesItsCountdownBackWithoutApplying(t *testing.T) {
+	w := delayedWork(t, "5s")
+	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+	d.reconcile(t, w)
+	if err := d.hub.Delete(context.Background(), d.work(t, w)); err != nil {
+		t.Fatal(err)
+	}
+	d.reconcile(t, w)
+	dep, err := d.memberDeployment()
+	if err != nil || dep.Annotations["federator.dev/deletion-timestamp"] == "" {
+		t.Fatalf("no countdown started: %v, annotations %v", err, dep.Annotations)
+	}
+	_ = d.events()
+
+	again := delayedWork(t, "5s")
+	again.ResourceVersion = ""
+	again.Spec.SuspendDispatching = ptr.To(true)
+	again.Spec.Workload.Manifests[0].Raw = []byte(strings.Replace(string(again.Spec.Workload.Manifests[0].Raw), "nginx:1.25", "nginx:1.26", 1))
+	if err := d.hub.Create(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	d.reconcile(t, again)
+
+	kept, err := d.memberDeployment()
+	if err != nil || kept.UID != dep.UID {
+		t.Fatalf("not the same object: %v, uid %s want %s", err, kept.UID, dep.UID)
+	}
+	if _, marked := kept.Annotations["federator.dev/deletion-timestamp"]; marked {
+		t.Error("still marked: it would be deleted when its delay ends")
+	}
+	if image := kept.Spec.Template.Spec.Containers[0].Image; image != "nginx:1.25" {
+		t.Errorf("the held version reached the member: %s", image)
+	}
+	if _, found, err := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web"); found || err != nil {
+		t.Errorf("tombstone left: %v, %v", found, err)
+	}
+	cancelled := "Normal SoftDeletionCancelled Deployment shop/web in member1 is placed there again"
+	if events := d.events(); !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, cancelled) }) {
+		t.Errorf("events = %q, want %q", events, cancelled)
+	}
+}
+
+func TestHeldWorkLeavesTheCountdownOfAnotherObjectToSoftdelete(t *testing.T) {
+	w := delayedWork(t, "5s")
+	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+	d.reconcile(t, w)
+	_ = d.hub.Delete(context.Background(), d.work(t, w))
+	d.reconcile(t, w)
+	tomb, found, err := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web")
+	if err != nil || !found {
+		t.Fatalf("no countdown: %v", err)
+	}
+	// The tombstone names an earlier object of the same name.
+	cm := &corev1.ConfigMap{}
+	if err := d.hub.Get(context.Background(), client.ObjectKeyFromObject(tomb.ConfigMap()), cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["uid"] = "an-earlier-object"
+	if err := d.hub.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+
+	again := delayedWork(t, "5s")
+	again.ResourceVersion = ""
+	again.Spec.SuspendDispatching = ptr.To(true)
+	if err := d.hub.Create(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	d.reconcile(t, again)
+	kept, err := d.memberDeployment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, marked := kept.Annotations["federator.dev/deletion-timestamp"]; marked {
+		t.Error("still marked")
+	}
+	if _, found, _ := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web"); !found {
+		t.Error("the tombstone of another object was forgotten: it is pkg/softdelete's to end")
 	}
 }

@@ -86,6 +86,7 @@ var Checks = []Check{
 	clusterSuspendedCheck,
 	policySuspensionCheck,
 	unknownSuspendedClusterCheck,
+	unknownClusterAnnotationCheck,
 	gateClosedCheck,
 }
 

@@ -96,6 +96,22 @@ func TestDecide(t *testing.T) {
 			map[string][]string{"member3": {"ClusterSuspended"}}},
 		{"a per-cluster annotation naming no target holds nothing",
 			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member9": "x"}), Policy: policy(nil)}, map[string][]string{}},
+		{"a per-cluster annotation naming a registered cluster that is no target holds nothing",
+			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/member9": "x"}), Policy: policy(nil),
+				KnownClusters: []string{"member1", "member2", "member3", "member9"}}, map[string][]string{}},
+		{"a per-cluster annotation on the template naming an unregistered cluster (a typo) holds every cluster",
+			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/membr2": "canary bad"}), Policy: policy(nil),
+				KnownClusters: []string{"member1", "member2", "member3"}},
+			map[string][]string{"member1": {"UnknownSuspendedClusterAnnotation"}, "member2": {"UnknownSuspendedClusterAnnotation"},
+				"member3": {"UnknownSuspendedClusterAnnotation"}}},
+		{"a per-cluster annotation on the policy naming an unregistered cluster holds every cluster, beside the one it holds",
+			Input{Template: template(nil), Policy: policy(map[string]string{"suspended.propagation.federator.dev/member1": "true",
+				"suspended.propagation.federator.dev/left": "true"}), KnownClusters: []string{"member1", "member2", "member3"}},
+			map[string][]string{"member1": {"ClusterSuspended", "UnknownSuspendedClusterAnnotation"},
+				"member2": {"UnknownSuspendedClusterAnnotation"}, "member3": {"UnknownSuspendedClusterAnnotation"}}},
+		{"a per-cluster annotation on an unknown policy holds nothing it cannot name",
+			Input{Template: template(nil), Policy: Object{Annotations: map[string]string{"suspended.propagation.federator.dev/membr2": "x"}},
+				KnownClusters: []string{"member1", "member2", "member3"}}, map[string][]string{}},
 		{"a closed gate the policy lists holds every cluster",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
 			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
@@ -148,7 +164,8 @@ func TestDecide(t *testing.T) {
 // them alone would hold it, and the decision lists each of those.
 func TestDecideComposesEveryCombination(t *testing.T) {
 	templates := []Object{template(nil), template(map[string]string{suspended: "true"}),
-		template(map[string]string{"suspended.propagation.federator.dev/member2": "x"})}
+		template(map[string]string{"suspended.propagation.federator.dev/member2": "x"}),
+		template(map[string]string{"suspended.propagation.federator.dev/membr2": "x"})}
 	policies := []Object{policy(nil), policy(map[string]string{suspended: "why"}), {},
 		policy(map[string]string{"suspended.propagation.federator.dev/member1": "true"})}
 	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1"), onClusters("typo")}
@@ -195,6 +212,10 @@ func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
 		{"unknown cluster in the suspension list",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("membr3"), KnownClusters: []string{"member1", "member3"}},
 			[]string{"spec.suspension.dispatchingOnClusters.clusterNames of PropagationPolicy shop/web names 'membr3', which is no registered Cluster; every cluster is held until the name is fixed or such a cluster joins"}},
+		{"unknown cluster in a per-cluster annotation",
+			Input{Template: template(map[string]string{"suspended.propagation.federator.dev/membr3": "x"}), Policy: policy(nil),
+				KnownClusters: []string{"member1", "member3"}},
+			[]string{"annotation suspended.propagation.federator.dev/membr3 on Deployment shop/web names 'membr3', which is no registered Cluster; every cluster is held until the annotation names a registered Cluster or is removed"}},
 		{"closed gate",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
 			[]string{"waiting approval, gate 'ops/sre-approval' is closed (Gate closed by default; listed by PropagationPolicy shop/web)"}},

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,35 +97,39 @@ func waitEstablished(ctx context.Context, c client.Client, crdList []*apiextensi
 	return nil
 }
 
-// waitAdmissionEnforced waits until the API server enforces the suspension
-// admission policy: it loads policies a moment after they are created. The
-// probe is a dry-run create of a policy the admission policy refuses, so
-// nothing is stored.
+// waitAdmissionEnforced waits until the API server enforces the admission
+// policies: it loads policies a moment after they are created. Each probe
+// is a dry-run create of an object an admission policy refuses, so nothing
+// is stored.
 func waitAdmissionEnforced(ctx context.Context, c client.Client) error {
+	policyProbe := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "federator-admission-probe"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
+			Suspension: &policyv1alpha1.Suspension{
+				Dispatching:           ptr.To(true),
+				DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"federator-admission-probe"}},
+			},
+		},
+	}
+	annotationProbe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault,
+		Name: "federator-admission-probe", Annotations: map[string]string{policy.SuspendedAnnotation: "false"}}}
+	if err := waitRefused(ctx, c, policyProbe, admission.SuspensionPolicyName); err != nil {
+		return err
+	}
+	return waitRefused(ctx, c, annotationProbe, admission.SuspensionAnnotationsPolicyName)
+}
+
+// waitRefused waits until the API server refuses probe by the admission
+// policy policyName.
+func waitRefused(ctx context.Context, c client.Client, probe client.Object, policyName string) error {
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		probe := &policyv1alpha1.PropagationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "federator-admission-probe"},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "ConfigMap"}},
-				Suspension: &policyv1alpha1.Suspension{
-					Dispatching:           ptr.To(true),
-					DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"federator-admission-probe"}},
-				},
-			},
-		}
-		lastErr = c.Create(ctx, probe, client.DryRunAll)
-		switch {
-		case lastErr == nil, apierrors.IsAlreadyExists(lastErr):
-			return false, nil // not enforced yet
-		case strings.Contains(lastErr.Error(), admission.SuspensionPolicyName):
-			return true, nil
-		default:
-			return false, nil
-		}
+		lastErr = c.Create(ctx, probe.DeepCopyObject().(client.Object), client.DryRunAll)
+		return lastErr != nil && strings.Contains(lastErr.Error(), policyName), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the hub does not enforce ValidatingAdmissionPolicy %s after a minute (last answer to a conflicting policy: %v): check that the API server serves admissionregistration.k8s.io/v1: %w", admission.SuspensionPolicyName, lastErr, err)
+		return fmt.Errorf("the hub does not enforce ValidatingAdmissionPolicy %s after a minute (last answer to an object it refuses: %v): check that the API server serves admissionregistration.k8s.io/v1: %w", policyName, lastErr, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -22,13 +23,7 @@ import (
 // admission policy a moment after it is created; a hub reported ready
 // before that would accept the first bad policy.
 func TestInstallEnforcesAdmissionOnReturn(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	f := fleettest.Start(t, fleet.Options{})
-	c, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := bareHub(t)
 
 	if _, err := Install(ctx, c); err != nil {
 		t.Fatalf("Install: %v", err)
@@ -43,7 +38,7 @@ func TestInstallEnforcesAdmissionOnReturn(t *testing.T) {
 			},
 		},
 	}
-	err = c.Create(ctx, bad)
+	err := c.Create(ctx, bad)
 	if err == nil || !strings.Contains(err.Error(), "suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames") {
 		t.Fatalf("creating a policy with both suspension fields right after Install: got %v, want Karmada's refusal", err)
 	}
@@ -63,4 +58,72 @@ func TestInstallEnforcesAdmissionOnReturn(t *testing.T) {
 	if _, err := Install(ctx, c); err != nil {
 		t.Fatalf("second Install: %v", err)
 	}
+}
+
+// TestInstallRefusesSuspensionAnnotationsThatReadAsFalse: once Install
+// returns, "false", "0" and "no" are refused as a suspension annotation's
+// value on any object, with a message that says to remove the annotation;
+// a value stored before is not refused again when something else changes.
+func TestInstallRefusesSuspensionAnnotationsThatReadAsFalse(t *testing.T) {
+	ctx, c := bareHub(t)
+	configMap := func(name, key, value string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: name,
+			Annotations: map[string]string{key: value}}}
+	}
+	old := configMap("stored-before", "propagation.federator.dev/suspended", "false")
+	if err := c.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(ctx, c); err != nil {
+		t.Fatalf("Install: %v", err)
+	}
+
+	for _, tc := range []struct {
+		key, value string
+		refused    bool
+	}{
+		{"propagation.federator.dev/suspended", "false", true},
+		{"propagation.federator.dev/suspended", "FALSE", true},
+		{"suspended.propagation.federator.dev/member2", "0", true},
+		{"suspended.propagation.federator.dev/member2", " no ", true},
+		{"propagation.federator.dev/suspended", "true", false},
+		{"suspended.propagation.federator.dev/member2", "incident 42: not false", false},
+		{"example.com/suspended", "false", false},
+	} {
+		err := c.Create(ctx, configMap("probe", tc.key, tc.value), client.DryRunAll)
+		switch {
+		case tc.refused && (err == nil || !strings.Contains(err.Error(),
+			`metadata.annotations[`+tc.key+`]: Invalid value: "`+tc.value+`"`) ||
+			!strings.Contains(err.Error(), "to resume, remove the annotation instead")):
+			t.Errorf("%s=%q: got %v, want a refusal that says to remove the annotation", tc.key, tc.value, err)
+		case !tc.refused && err != nil:
+			t.Errorf("%s=%q refused: %v", tc.key, tc.value, err)
+		}
+	}
+
+	old.Data = map[string]string{"changed": "yes"}
+	if err := c.Update(ctx, old); err != nil {
+		t.Errorf("updating an object whose value was stored before: %v", err)
+	}
+	old.Annotations["propagation.federator.dev/suspended"] = "no"
+	if err := c.Update(ctx, old); err == nil {
+		t.Error("changing a stored value to \"no\" is accepted")
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: "federator-admission-probe"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Install's readiness probe left a ConfigMap behind (get: %v)", err)
+	}
+}
+
+// bareHub starts a hub API server without federator's CRDs and admission
+// policies, for Install to install them.
+func bareHub(t *testing.T) (context.Context, client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	f := fleettest.Start(t, fleet.Options{})
+	c, err := client.New(f.Hub.Config, client.Options{Scheme: policy.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c
 }

@@ -43,6 +43,14 @@ func TestDecide(t *testing.T) {
 		}), member: marked, now: started, want: Delete},
 		{name: "a delay above the maximum ends at the maximum", tomb: with(func(t *countdown.Tombstone) { t.Delay = "1000h" }),
 			member: marked, now: started, max: 720 * time.Hour, want: Wait, wait: 720 * time.Hour},
+		{name: "a due time fixed at the start outlives a lower maximum (a restart with a lower --max-deletion-delay)",
+			tomb:   with(func(t *countdown.Tombstone) { t.Due = started.Add(10 * time.Minute) }),
+			member: marked, now: started.Add(2 * time.Minute), max: time.Minute, want: Wait, wait: 8 * time.Minute},
+		{name: "a due time fixed at the start is kept even above the maximum now", tomb: with(func(t *countdown.Tombstone) {
+			t.Delay, t.Due = "1000h", started.Add(1000*time.Hour)
+		}), member: marked, now: started, max: 720 * time.Hour, want: Wait, wait: 1000 * time.Hour},
+		{name: "a fixed due time that has passed: delete", tomb: with(func(t *countdown.Tombstone) { t.Due = started.Add(10 * time.Minute) }),
+			member: marked, now: started.Add(10 * time.Minute), max: time.Hour, want: Delete},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -30,6 +30,21 @@ func policyCondition(ns, name, conditionType string) *metav1.Condition {
 	return meta.FindStatusCondition(conditions.Of(u), conditionType)
 }
 
+// newVersionHeldEverywhere sets Deployment ns/name's image, waits until
+// every member's Work carries it, and proves from the recorders that no
+// member stored it.
+func newVersionHeldEverywhere(ns, name, image string, recorders map[string]*framework.Recorder) {
+	GinkgoHelper()
+	setImage(ns, name, image)
+	for m := range members {
+		Eventually(func() string { return workImage(m, ns, name) }).Should(Equal(image), m)
+	}
+	held := markEverywhere(recorders)
+	for m, r := range recorders {
+		Expect(storedBefore(r, held[m], framework.Image)).NotTo(ContainElement(image), m)
+	}
+}
+
 var _ = Describe("a suspension list naming a cluster that does not exist", func() {
 	const ns, name = "suspend-unknown-cluster", "web"
 
@@ -49,14 +64,7 @@ var _ = Describe("a suspension list naming a cluster that does not exist", func(
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "UnknownSuspendedCluster"),
 			HaveField("Message", `spec.suspension.dispatchingOnClusters.clusterNames: ["membr3"] name no registered Cluster; `+
 				`dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins`)))
-		setImage(ns, name, "nginx:1.27")
-		for m := range members {
-			Eventually(func() string { return workImage(m, ns, name) }).Should(Equal("nginx:1.27"), m)
-		}
-		held := markEverywhere(recorders)
-		for m, r := range recorders {
-			Expect(storedBefore(r, held[m], framework.Image)).NotTo(ContainElement("nginx:1.27"), m)
-		}
+		newVersionHeldEverywhere(ns, name, "nginx:1.27", recorders)
 
 		By("fixing the name: only member3 stays held")
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member3"]}}}}`)

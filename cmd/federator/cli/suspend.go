@@ -93,7 +93,7 @@ func setSuspension(ctx context.Context, h *hub, out io.Writer, kindArg, name str
 	if err != nil {
 		return h.explain(err, "get", r)
 	}
-	if err := validateClusters(ctx, h, clusters); err != nil {
+	if err := validateClusters(ctx, h, namesToValidate(obj.GetAnnotations(), clusters, suspend)); err != nil {
 		return err
 	}
 	var changes []annotationChange
@@ -149,6 +149,20 @@ func validateClusters(ctx context.Context, h *hub, clusters []string) error {
 		}
 	}
 	return nil
+}
+
+// namesToValidate are the --clusters names that must be registered: on
+// resume, a name the object carries an annotation for is not, so the
+// annotation of a cluster that has left (which holds every cluster) can
+// still be removed.
+func namesToValidate(annotations map[string]string, clusters []string, suspend bool) []string {
+	if suspend {
+		return clusters
+	}
+	return slices.DeleteFunc(slices.Clone(clusters), func(c string) bool {
+		_, annotated := annotations[policykeys.ClusterSuspendedAnnotationPrefix+c]
+		return c != "" && annotated
+	})
 }
 
 func clusterNames(ctx context.Context, h *hub) ([]string, error) {
@@ -287,12 +301,17 @@ type holdCase struct {
 // template the policy obj propagates.
 func holdCases(ctx context.Context, h *hub, k kind, obj *unstructured.Unstructured) ([]holdCase, error) {
 	self := hold.Object{Kind: k.gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Annotations: obj.GetAnnotations()}
+	// So a name no registered Cluster has (a typo) is said to hold, as it does.
+	known, err := clusterNames(ctx, h)
+	if err != nil {
+		return nil, err
+	}
 	if !k.isPolicy() {
 		b, found, err := templateBinding(ctx, h.client, k, obj.GetNamespace(), obj.GetName())
 		if err != nil || !found {
 			return nil, h.explain(err, "get", ref{kind: "ResourceBinding", resource: "resourcebindings.work.karmada.io"})
 		}
-		in := hold.Input{Template: self}
+		in := hold.Input{Template: self, KnownClusters: known}
 		if b.spec.Suspension != nil {
 			in.Suspension = &b.spec.Suspension.Suspension
 		}
@@ -322,7 +341,7 @@ func holdCases(ctx context.Context, h *hub, k kind, obj *unstructured.Unstructur
 		if client.IgnoreNotFound(err) != nil {
 			return nil, h.explain(err, "get", t)
 		}
-		in := hold.Input{Policy: self, Suspension: spec.Suspension}
+		in := hold.Input{Policy: self, Suspension: spec.Suspension, KnownClusters: known}
 		if err == nil {
 			in.Template = hold.Object{Kind: t.kind, Namespace: t.namespace, Name: t.name, Annotations: tpl.GetAnnotations()}
 		}

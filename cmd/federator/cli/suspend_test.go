@@ -197,6 +197,11 @@ func TestResumeSaysWhatStillHolds(t *testing.T) {
 			nil, map[string]string{suspended: "true"}, &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member3"}}},
 			[]string{"resume", "deploy", "web", "-n", "demo"},
 			[]string{deployWeb + ": still held on member3: suspended by spec.suspension.dispatchingOnClusters.clusterNames of " + ppWeb + "; remove member3 from it to resume"}},
+		{"a per-cluster annotation naming no registered Cluster (a typo) still holds, and says so",
+			nil, map[string]string{onMember2: "canary", "suspended.propagation.federator.dev/membr2": "canary"}, nil,
+			[]string{"resume", "deployment", "web", "-n", "demo", "--clusters", "member2"},
+			[]string{deployWeb + ": still held on member2: annotation suspended.propagation.federator.dev/membr2 on " + deployWeb +
+				" names 'membr2', which is no registered Cluster"}},
 		{"nothing else holds: it says dispatching resumes",
 			map[string]string{suspended: "incident 42"}, nil, nil,
 			[]string{"resume", "pp", "web", "-n", "demo"},
@@ -234,5 +239,30 @@ func TestResumeSaysWhatStillHolds(t *testing.T) {
 				t.Errorf("said:\n%s\nwant either what still holds or that nothing does", stdout)
 			}
 		})
+	}
+}
+
+// A per-cluster annotation naming a cluster that is not registered holds
+// every cluster (pkg/hold): resume must be able to remove it after the
+// cluster left, while suspend still refuses the name.
+func TestResumeRemovesTheAnnotationOfAClusterThatLeft(t *testing.T) {
+	const onGone = "suspended.propagation.federator.dev/member9"
+	h := fleetHub(t, nil, map[string]string{onGone: "canary"}, nil)
+	dep := &appsv1.Deployment{}
+	dep.Namespace, dep.Name = "demo", "web"
+
+	if _, _, err := run(t, h, "resume", "deployment", "web", "-n", "demo", "--clusters", "member8"); err == nil ||
+		!strings.Contains(err.Error(), `cluster "member8" is not registered on the hub`) {
+		t.Errorf("resume of an unregistered cluster the object has no annotation for: error %v", err)
+	}
+	stdout, _, err := run(t, h, "resume", "deployment", "web", "-n", "demo", "--clusters", "member9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := deployWeb + ": suspension on cluster member9 lifted: annotation " + onGone + ` removed (reason was "canary")`; !strings.Contains(stdout, want) {
+		t.Errorf("said %q, want %q", stdout, want)
+	}
+	if got := annotationsOf(t, h, dep); len(got) != 0 {
+		t.Errorf("annotations left: %v", got)
 	}
 }

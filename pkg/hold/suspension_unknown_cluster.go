@@ -1,0 +1,56 @@
+package hold
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+)
+
+// unknownClusterAnnotationCheck: an annotation
+// suspended.propagation.federator.dev/<cluster> on the template or its
+// policy naming a cluster that is not registered is most likely a typo of
+// the cluster meant, which would otherwise go unsuspended; every cluster is
+// held until the annotation is fixed or removed, or such a cluster joins
+// (fail safe, as unknownSuspendedClusterCheck for spec.suspension lists).
+var unknownClusterAnnotationCheck = Check{Name: "UnknownSuspendedClusterAnnotation", Holds: func(in Input, _ string) (Hold, bool) {
+	if in.KnownClusters == nil {
+		return Hold{}, false
+	}
+	var problems []string
+	for _, o := range []Object{in.Template, in.Policy} {
+		if o.Kind == "" {
+			continue
+		}
+		if unknown := UnknownAnnotatedClusters(o.Annotations, in.KnownClusters); len(unknown) > 0 {
+			keys := make([]string, len(unknown))
+			for i, c := range unknown {
+				keys[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
+			}
+			problems = append(problems, fmt.Sprintf("annotation %s on %s names %s, which is no registered Cluster",
+				strings.Join(keys, ", "), o, quoteAll(unknown)))
+		}
+	}
+	if len(problems) == 0 {
+		return Hold{}, false
+	}
+	return Hold{Reason: workkeys.ReasonSuspendDispatching,
+		Message: strings.Join(problems, "; ") + "; every cluster is held until the annotation names a registered Cluster " +
+			"or is removed (`federator resume --clusters NAME`), or such a cluster joins"}, true
+}}
+
+// UnknownAnnotatedClusters are the clusters that annotations suspend by
+// suspended.propagation.federator.dev/<cluster> and that are not in known,
+// sorted.
+func UnknownAnnotatedClusters(annotations map[string]string, known []string) []string {
+	var unknown []string
+	for k := range annotations {
+		if c, ok := strings.CutPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix); ok && !slices.Contains(known, c) {
+			unknown = append(unknown, c)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
+}
