@@ -298,13 +298,6 @@ func conditionStatus(conds []metav1.Condition, condType string) string {
 	return ""
 }
 
-func conditionReason(conds []metav1.Condition, condType string) string {
-	if c := meta.FindStatusCondition(conds, condType); c != nil {
-		return c.Reason
-	}
-	return ""
-}
-
 // dispatchingReason is the reason of the Work's Dispatching condition for
 // its current spec, "Pending" while the dispatcher has not decided on it.
 func dispatchingReason(w *workv1alpha1.Work) string {
