@@ -49,23 +49,26 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/karmada-e2e.XXXXXX")
 fleet_pid=""
 suite_pid=""
 
+# stop PID SECONDS WHAT: SIGINT (both programs clean up on it), then SIGKILL
+# if it is still running after SECONDS.
+stop() {
+  local pid=$1 seconds=$2 what=$3
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -INT "$pid" 2>/dev/null || true
+  for _ in $(seq 1 $((seconds * 2))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "karmada-e2e: $what ($pid) did not stop in ${seconds}s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
-  if [[ -n $suite_pid ]] && kill -0 "$suite_pid" 2>/dev/null; then
-    kill -INT "$suite_pid" 2>/dev/null || true
-    wait "$suite_pid" 2>/dev/null || true
-  fi
-  if [[ -n $fleet_pid ]] && kill -0 "$fleet_pid" 2>/dev/null; then
-    # federator up stops everything it started on SIGINT.
-    kill -INT "$fleet_pid" 2>/dev/null || true
-    for _ in $(seq 1 120); do kill -0 "$fleet_pid" 2>/dev/null || break; sleep 0.5; done
-    if kill -0 "$fleet_pid" 2>/dev/null; then
-      echo "karmada-e2e: federator up ($fleet_pid) did not stop in 60s; killing it" >&2
-      kill -KILL "$fleet_pid" 2>/dev/null || true
-    fi
-    wait "$fleet_pid" 2>/dev/null || true
-  fi
+  [[ -n $suite_pid ]] && stop "$suite_pid" 30 "the suite"
+  # federator up stops every API server, etcd and kwok it started on SIGINT.
+  [[ -n $fleet_pid ]] && stop "$fleet_pid" 60 "federator up"
   [[ -f $work/fleet/federator.log ]] && cp "$work/fleet/federator.log" "$out/federator.log"
   [[ -f $work/up.log ]] && cp "$work/up.log" "$out/up.log"
   rm -rf "$work"
