@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -84,6 +85,9 @@ func loadCRDs(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		return nil
 	})
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("--hub-crds %s: %w", dir, err)
+		}
 		return nil, err
 	}
 	return out, nil

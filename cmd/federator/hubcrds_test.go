@@ -81,11 +81,15 @@ func TestHubCRDsRefused(t *testing.T) {
 			"has no name or no versions"},
 		{"named twice", map[string]string{"a.yaml": policyCRDWithoutStatus, "b/c.yaml": policyCRDWithoutStatus}, "is in both"},
 		{"bad YAML", map[string]string{"a.yaml": "kind: [\n"}, "a.yaml"},
+		{"no such directory", nil, "--hub-crds "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for name, data := range tc.files {
 				writeFile(t, filepath.Join(dir, name), data)
+			}
+			if tc.files == nil {
+				dir = filepath.Join(dir, "missing")
 			}
 			_, err := hubCRDs(dir, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
