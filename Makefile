@@ -170,3 +170,30 @@ kind-image-verify:
 # fleet loads them into every member when Docker has them.
 workload-image:
 	hack/workload-image/build.sh
+
+# Karmada v1.16.0's own end-to-end suite (test/e2e/suites/base) against a
+# local fleet (`federator up --members 3`), twice: on a fresh hub, and on a
+# hub that has Karmada's own CRDs (charts/karmada/_crds/bases) before the
+# controllers start, as a Karmada hub moving over has. The suite is built
+# from the Go module cache by hack/karmada-e2e (a module of its own), its
+# specs unmodified; only the framework's fixed 420s/5s poll constants, which
+# have no flag, are built as 60s/1s (hack/karmada-e2e/timeouts.sh), like the
+# suite's own --poll-timeout/--poll-interval. One line per spec; specs that
+# cannot pass on this fleet are listed, with the reason, in docs/karmada.md
+# (and hack/karmada-e2e/known-failures.txt). Reports: .karmada-e2e/.
+# Poll timeout and interval in seconds (rebuild with make -B after a change).
+KARMADA_E2E_POLL_TIMEOUT ?= 60
+KARMADA_E2E_POLL_INTERVAL ?= 1
+.PHONY: karmada-e2e
+karmada-e2e: binaries build $(BIN)/karmada-e2e $(BIN)/karmada-e2e-summary
+	export KARMADA_E2E_POLL_TIMEOUT=$(KARMADA_E2E_POLL_TIMEOUT)s KARMADA_E2E_POLL_INTERVAL=$(KARMADA_E2E_POLL_INTERVAL)s; \
+	hack/karmada-e2e.sh --name fresh-hub; a=$$?; \
+	hack/karmada-e2e.sh --hub-crds "$$(cd hack/karmada-e2e && go list -m -f '{{.Dir}}' github.com/karmada-io/karmada)/charts/karmada/_crds/bases"; b=$$?; \
+	exit $$((a | b))
+
+$(BIN)/karmada-e2e: hack/karmada-e2e/go.mod hack/karmada-e2e/go.sum hack/karmada-e2e/timeouts.sh
+	hack/karmada-e2e/timeouts.sh $(KARMADA_E2E_POLL_TIMEOUT) $(KARMADA_E2E_POLL_INTERVAL) $(BIN)/karmada-e2e-src
+	cd hack/karmada-e2e && go test -c -modfile $(BIN)/karmada-e2e-src/go.mod -o $@ github.com/karmada-io/karmada/test/e2e/suites/base
+
+$(BIN)/karmada-e2e-summary: hack/karmada-e2e/go.mod hack/karmada-e2e/summary/main.go
+	cd hack/karmada-e2e && go build -o $@ ./summary

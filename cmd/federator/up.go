@@ -37,6 +37,7 @@ func newUpCommand() *cobra.Command {
 		provider          string
 		nodeImage         string
 		kindPrefix        string
+		hubCRDsDir        string
 	)
 	cmd := &cobra.Command{
 		Use:   "up --members N --dir DIR",
@@ -67,7 +68,7 @@ answers, starts privileged containers and has the node image, and says what is m
 			}
 			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, dir: dir, binDir: binDir,
 				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o,
-				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix})
+				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix, hubCRDsDir: hubCRDsDir})
 		},
 	}
 	f := cmd.Flags()
@@ -81,6 +82,7 @@ answers, starts privileged containers and has the node image, and says what is m
 	f.StringVar(&provider, "provider", providerLocal, "what the clusters are: local (API servers run here, no Docker needed) or kind (kind clusters in Docker)")
 	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present locally, else kind's default "+kindfleet.DefaultKindImage+")")
 	f.StringVar(&kindPrefix, "kind-prefix", kindfleet.DefaultPrefix, "with --provider kind: the kind clusters' names start with it (PREFIX-hub, PREFIX-member1, ...), so fleets with different prefixes coexist")
+	f.StringVar(&hubCRDsDir, "hub-crds", "", "start the hub with the CustomResourceDefinitions in this directory's YAML files (e.g. Karmada's charts/karmada/_crds/bases, as a Karmada hub has them) instead of federator's of the same names, before the controllers start")
 	addHubFlags(f, &o)
 	return cmd
 }
@@ -96,6 +98,7 @@ type upOptions struct {
 	provider          string
 	nodeImage         string
 	kindPrefix        string
+	hubCRDsDir        string
 }
 
 const (
@@ -106,7 +109,7 @@ const (
 // localOnlyFlags and kindOnlyFlags mean nothing to the other provider; set
 // there, they are refused rather than silently ignored.
 var (
-	localOnlyFlags = []string{"bin-dir", "controller-manager", "workloads", "nodes"}
+	localOnlyFlags = []string{"bin-dir", "controller-manager", "workloads", "nodes", "hub-crds"}
 	kindOnlyFlags  = []string{"node-image", "kind-prefix"}
 )
 
@@ -310,6 +313,11 @@ func startLocalFleet(ctx context.Context, o upOptions, log io.Writer) (fleet.Run
 	crdList, err := crds.CRDs()
 	if err != nil {
 		return nil, err
+	}
+	if o.hubCRDsDir != "" {
+		if crdList, err = hubCRDs(o.hubCRDsDir, crdList); err != nil {
+			return nil, err
+		}
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
 		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: log})
