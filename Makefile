@@ -11,6 +11,11 @@ KUBE_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitMajor=1 \
 	-X k8s.io/component-base/version.gitMinor=34 \
 	-X k8s.io/component-base/version.gitTreeState=clean
+# What `federator version` prints and the image is tagged with: the nearest
+# tag, commits since and -dirty (or the commit alone when no tag exists).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+FEDERATOR_LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 CONTROLLER_GEN_VERSION := v0.19.0
 STATICCHECK_VERSION := v0.8.2
 
@@ -23,7 +28,7 @@ all: build binaries
 build: $(BIN)/federator
 
 $(BIN)/federator: $(shell find cmd apis pkg -name '*.go' 2>/dev/null) go.mod go.sum
-	go build -o $@ ./cmd/federator
+	go build -ldflags '$(FEDERATOR_LDFLAGS)' -o $@ ./cmd/federator
 
 # Install federator, and kubectl-federator beside it so that kubectl finds
 # it as a plugin (`kubectl federator get rollout`), into INSTALL_DIR: Go's
