@@ -21,7 +21,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build install binaries manifests test unit e2e bench up vet fmt clean
+.PHONY: all build image install binaries manifests test unit e2e bench up vet fmt clean
 
 all: build binaries
 
@@ -29,6 +29,17 @@ build: $(BIN)/federator
 
 $(BIN)/federator: $(shell find cmd apis pkg -name '*.go' 2>/dev/null) go.mod go.sum
 	go build -ldflags '$(FEDERATOR_LDFLAGS)' -o $@ ./cmd/federator
+
+# The image federator/federator:VERSION, FROM scratch around the static
+# binary (Dockerfile), built with no base image and no registry; it then
+# runs once to print its version.
+IMAGE ?= federator/federator:$(VERSION)
+IMAGE_DIR := $(CURDIR)/.build/image
+image:
+	rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/tmp
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w $(FEDERATOR_LDFLAGS)' -o $(IMAGE_DIR)/federator ./cmd/federator
+	docker build -q -f Dockerfile -t $(IMAGE) $(IMAGE_DIR)
+	docker run --rm $(IMAGE) version
 
 # Install federator, and kubectl-federator beside it so that kubectl finds
 # it as a plugin (`kubectl federator get rollout`), into INSTALL_DIR: Go's
