@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 )
@@ -30,14 +31,20 @@ func addProbes(mgr ctrl.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	return mgr.AddReadyzCheck("hub-caches", func(req *http.Request) error {
+	return mgr.AddReadyzCheck("hub-caches", cachesSynced(mgr.GetCache()))
+}
+
+// cachesSynced fails until every informer of c has synced, including those
+// added after it started; a cache not started yet has not synced.
+func cachesSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), cacheSyncWait)
 		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
+		if !c.WaitForCacheSync(ctx) {
 			return errors.New("the hub caches have not synced yet")
 		}
 		return nil
-	})
+	}
 }
 
 // ensureNamespace creates the namespace of the Lease when the hub has none,

@@ -2,12 +2,19 @@ package hub
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -46,5 +53,26 @@ func TestEnsureNamespace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "namespace federator-system, for the leader election Lease federator-controller") ||
 		!strings.Contains(err.Error(), "--leader-election-namespace") {
 		t.Errorf("namespace not creatable: %v, want it named and what to do", err)
+	}
+}
+
+// /readyz: ready only once the caches have synced; a cache that has not
+// started answers within the probe's timeout, not ready.
+func TestReadyOnceCachesSynced(t *testing.T) {
+	req := httptest.NewRequest(http.MethodGet, "/readyz", nil)
+	synced, notSynced := true, false
+	if err := cachesSynced(&informertest.FakeInformers{Synced: &synced})(req); err != nil {
+		t.Errorf("synced: %v", err)
+	}
+	if err := cachesSynced(&informertest.FakeInformers{Synced: &notSynced})(req); err == nil {
+		t.Error("not synced: ready")
+	}
+	notStarted, err := cache.New(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{Scheme: policy.NewScheme(), Mapper: meta.NewDefaultRESTMapper(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cachesSynced(notStarted)(req); err == nil || time.Since(start) > time.Second {
+		t.Errorf("not started: %v after %s, want not ready within a second", err, time.Since(start))
 	}
 }
