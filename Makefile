@@ -27,8 +27,15 @@ all: build binaries
 
 build: $(BIN)/federator
 
-$(BIN)/federator: $(shell find cmd apis pkg -name '*.go' 2>/dev/null) go.mod go.sum
+$(BIN)/federator: $(shell find cmd apis internal pkg config -name '*.go' 2>/dev/null) go.mod go.sum $(BIN)/.version
 	go build -ldflags '$(FEDERATOR_LDFLAGS)' -o $@ ./cmd/federator
+
+# Changes when the version or commit does, so the binary is stamped anew.
+$(BIN)/.version: FORCE
+	@mkdir -p $(BIN) && echo '$(VERSION) $(COMMIT)' | cmp -s - $@ || echo '$(VERSION) $(COMMIT)' > $@
+
+.PHONY: FORCE
+FORCE:
 
 # The image federator/federator:VERSION, FROM scratch around the static
 # binary (Dockerfile), built with no base image and no registry; it then
