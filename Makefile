@@ -27,7 +27,7 @@ all: build binaries
 
 build: $(BIN)/federator
 
-$(BIN)/federator: $(shell find cmd apis internal pkg config -name '*.go' 2>/dev/null) go.mod go.sum $(BIN)/.version
+$(BIN)/federator: $(shell find cmd apis internal pkg config \( -name '*.go' -o -name '*.yaml' \) 2>/dev/null) go.mod go.sum $(BIN)/.version
 	go build -ldflags '$(FEDERATOR_LDFLAGS)' -o $@ ./cmd/federator
 
 # Changes when the version or commit does, so the binary is stamped anew.
