@@ -11,19 +11,42 @@ KUBE_LDFLAGS := -s -w \
 	-X k8s.io/component-base/version.gitMajor=1 \
 	-X k8s.io/component-base/version.gitMinor=34 \
 	-X k8s.io/component-base/version.gitTreeState=clean
+# What `federator version` prints and the image is tagged with: the nearest
+# tag, commits since and -dirty (or the commit alone when no tag exists).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+FEDERATOR_LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 CONTROLLER_GEN_VERSION := v0.19.0
 STATICCHECK_VERSION := v0.8.2
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build install binaries manifests test unit e2e bench up vet fmt clean
+.PHONY: all build image install binaries manifests test unit e2e bench up vet fmt clean
 
 all: build binaries
 
 build: $(BIN)/federator
 
-$(BIN)/federator: $(shell find cmd apis pkg -name '*.go' 2>/dev/null) go.mod go.sum
-	go build -o $@ ./cmd/federator
+$(BIN)/federator: $(shell find cmd apis internal pkg config \( -name '*.go' -o -name '*.yaml' \) 2>/dev/null) go.mod go.sum $(BIN)/.version
+	go build -ldflags '$(FEDERATOR_LDFLAGS)' -o $@ ./cmd/federator
+
+# Changes when the version or commit does, so the binary is stamped anew.
+$(BIN)/.version: FORCE
+	@mkdir -p $(BIN) && echo '$(VERSION) $(COMMIT)' | cmp -s - $@ || echo '$(VERSION) $(COMMIT)' > $@
+
+.PHONY: FORCE
+FORCE:
+
+# The image federator/federator:VERSION, FROM scratch around the static
+# binary (Dockerfile), built with no base image and no registry; it then
+# runs once to print its version.
+IMAGE ?= federator/federator:$(VERSION)
+IMAGE_DIR := $(CURDIR)/.build/image
+image:
+	rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/tmp
+	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w $(FEDERATOR_LDFLAGS)' -o $(IMAGE_DIR)/federator ./cmd/federator
+	docker build -q -f Dockerfile -t $(IMAGE) $(IMAGE_DIR)
+	docker run --rm $(IMAGE) version
 
 # Install federator, and kubectl-federator beside it so that kubectl finds
 # it as a plugin (`kubectl federator get rollout`), into INSTALL_DIR: Go's

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -41,31 +44,114 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 
 // newLogger logs JSON lines to w at the verbosity --v asks for.
 func newLogger(w io.Writer, verbosity int) logr.Logger {
-	return zap.New(zap.WriteTo(w), zap.Level(zapcore.Level(-verbosity)))
+	return newFlagLogger(w, verbosity, &zap.Options{})
+}
+
+// newFlagLogger is newLogger as zap's flags (--zap-log-level,
+// --zap-encoder, ...) change it; --zap-log-level wins over --v.
+func newFlagLogger(w io.Writer, verbosity int, flags *zap.Options) logr.Logger {
+	opts := []zap.Opts{zap.UseFlagOptions(flags), zap.WriteTo(w)}
+	if flags.Level == nil {
+		opts = append(opts, zap.Level(zapcore.Level(-verbosity)))
+	}
+	return zap.New(opts...)
 }
 
 func newControllerCommand() *cobra.Command {
 	o := hub.DefaultOptions()
+	o.LeaderElection = true
+	o.LeaderElectionNamespace = ownNamespace()
+	o.MetricsAddr, o.HealthProbeAddr = "", ""
 	var kubeconfig string
+	zapOptions := zap.Options{}
 	cmd := &cobra.Command{
-		Use:   "controller --kubeconfig HUB",
-		Short: "Run federator's controllers against an existing hub; members come from its Cluster objects",
+		Use:   "controller [--kubeconfig HUB]",
+		Short: "Run federator's controllers against a hub (in-cluster unless --kubeconfig); members come from its Cluster objects",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if kubeconfig == "" {
-				return fmt.Errorf("--kubeconfig is required: the hub's kubeconfig file")
-			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := hubConfig(kubeconfig)
 			if err != nil {
-				return fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+				return err
 			}
-			ctrl.SetLogger(newLogger(os.Stderr, o.Verbosity))
+			// In a cluster, metrics and probes are served unless told not to;
+			// beside a hub (--kubeconfig), where other programs and replicas
+			// share the host's ports, only when asked.
+			inCluster := kubeconfig == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != ""
+			o.MetricsAddr = orDefault(o.MetricsAddr, inCluster, ":8080")
+			o.HealthProbeAddr = orDefault(o.HealthProbeAddr, inCluster, ":8081")
+			ctrl.SetLogger(newFlagLogger(os.Stderr, o.Verbosity, &zapOptions))
 			return hub.Run(cmd.Context(), cfg, o, func() {
 				fmt.Fprintf(cmd.OutOrStdout(), "federator: controllers running against %s\n", cfg.Host)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the hub")
-	addHubFlags(cmd.Flags(), &o)
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, else the in-cluster config, else ~/.kube/config)")
+	addHubFlags(f, &o)
+	// Defaults that depend on where it runs: said in the help, decided in RunE.
+	f.Lookup("metrics-bind-address").Usage = `address serving Prometheus metrics ("0" disables; default ":8080" in a cluster, "0" with --kubeconfig)`
+	f.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", o.HealthProbeAddr,
+		`address serving /healthz and /readyz ("0" disables; default ":8081" in a cluster, "0" with --kubeconfig)`)
+	f.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection,
+		"run controllers only while holding the Lease "+hub.LeaderElectionID+", so that replicas take turns; released on SIGTERM")
+	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
+		"namespace of the Lease, created if missing; defaults to $POD_NAMESPACE, else the in-cluster namespace, else "+hub.Namespace)
+	f.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"how long a standby waits after the leader's last renewal before taking the Lease")
+	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"how long the leader keeps trying to renew before it stops leading (and exits)")
+	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the Lease")
+	addZapFlags(f, &zapOptions)
 	return cmd
+}
+
+// addZapFlags adds controller-runtime's zap flags (--zap-log-level,
+// --zap-encoder, --zap-devel, ...), which set o.
+func addZapFlags(fs *pflag.FlagSet, o *zap.Options) {
+	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	o.BindFlags(zapFlags)
+	fs.AddGoFlagSet(zapFlags)
+}
+
+// hubConfig is the hub's config: from kubeconfig if given, else as
+// controller-runtime finds one ($KUBECONFIG, in-cluster, ~/.kube/config).
+func hubConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no hub to run against: not in a cluster and no kubeconfig found; give --kubeconfig the hub's kubeconfig file: %w", err)
+	}
+	return cfg, nil
+}
+
+// serviceAccountNamespace is where Kubernetes tells a pod its namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ownNamespace is the namespace the controller runs in: $POD_NAMESPACE
+// (the downward API), else its service account's, else federator-system.
+func ownNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(b)) != "" {
+		return strings.TrimSpace(string(b))
+	}
+	return hub.Namespace
+}
+
+// orDefault is addr, or when not given, inCluster's default, else "0".
+func orDefault(addr string, inCluster bool, inClusterDefault string) string {
+	switch {
+	case addr != "":
+		return addr
+	case inCluster:
+		return inClusterDefault
+	}
+	return "0"
 }

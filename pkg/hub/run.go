@@ -57,14 +57,29 @@ type Options struct {
 	// ProfilingBindAddress, as Karmada's --enable-pprof does.
 	EnablePprof          bool
 	ProfilingBindAddress string
+	// LeaderElection makes replicas take turns: only the one holding the
+	// Lease LeaderElectionID in LeaderElectionNamespace runs controllers
+	// (and every runnable that writes); it releases the Lease when ctx ends.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's leader
+	// election timings; zero leaves controller-runtime's (15s, 10s, 2s).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// HealthProbeAddr serves /healthz and /readyz; "0" disables.
+	HealthProbeAddr string
 }
+
+// LeaderElectionID names the Lease replicas of `federator controller`
+// take turns by.
+const LeaderElectionID = "federator-controller"
 
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
 	return Options{HubQPS: 2000, HubBurst: 4000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 32, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
-		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060"}
+		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060",
+		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace}
 }
 
 // Run installs what the hub needs and runs the controllers until ctx ends.
@@ -87,11 +102,25 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if o.EnablePprof {
 		pprofAddr = o.ProfilingBindAddress
 	}
+	if o.LeaderElection {
+		if err := ensureNamespace(ctx, direct, o.LeaderElectionNamespace); err != nil {
+			return err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress: "0",
-		PprofBindAddress:       pprofAddr,
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.HealthProbeAddr,
+		PprofBindAddress:        pprofAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// SIGTERM hands the Lease over at once: the manager has stopped
+		// every runnable by then, so the next leader never overlaps it.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 nonZero(o.LeaseDuration),
+		RenewDeadline:                 nonZero(o.RenewDeadline),
+		RetryPeriod:                   nonZero(o.RetryPeriod),
 		// Templates of any kind are read from the informer cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// No controller reads managedFields, and they are often the largest
@@ -140,6 +169,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 			Secrets: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("gate-webhook"), Clock: clock.RealClock{}}}); err != nil {
 			return err
 		}
+	}
+	if err := addProbes(mgr); err != nil {
+		return err
 	}
 	if ready != nil {
 		if err := mgr.Add(runnable(func(ctx context.Context) error {

@@ -44,10 +44,12 @@ var _ = Describe("federator controller", func() {
 		Eventually(session, "30s").Should(gexec.Exit(0))
 	})
 
-	It("refuses to start without --kubeconfig and says which flag is missing", func() {
-		session, err := gexec.Start(exec.Command(federatorBinary(), "controller"), GinkgoWriter, GinkgoWriter)
+	It("refuses to start with no hub to run against (no --kubeconfig, not in a cluster, no kubeconfig file) and says which flag to give", func() {
+		cmd := exec.Command(federatorBinary(), "controller")
+		cmd.Env = []string{"HOME=" + GinkgoT().TempDir(), "PATH=/usr/bin:/bin"}
+		session, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(session, "30s").Should(gexec.Exit(1))
-		Expect(string(session.Err.Contents())).To(ContainSubstring("--kubeconfig is required"))
+		Expect(string(session.Err.Contents())).To(ContainSubstring("no hub to run against: not in a cluster and no kubeconfig found; give --kubeconfig"))
 	})
 })

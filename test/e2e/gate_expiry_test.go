@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
-	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/test/framework"
 )
 
@@ -48,21 +47,8 @@ var _ = Describe("gates judged by the clock", func() {
 			}
 			return meta.FindStatusCondition(g.Status.Conditions, gatingv1alpha1.ConditionOpened)
 		}
-		work := func() *workv1alpha1.Work {
-			w := &workv1alpha1.Work{}
-			if err := hub.Get(ctx, framework.WorkKey("member1", "Deployment", ns, name), w); err != nil {
-				return nil
-			}
-			return w
-		}
-		workImage := func() string {
-			if w := work(); w != nil {
-				if u := works.FirstManifest(w); u != nil {
-					return framework.Image(u)
-				}
-			}
-			return ""
-		}
+		work := func() *workv1alpha1.Work { return workOn(hub, "member1", ns, name) }
+		workImage := func() string { return workImageOn(hub, "member1", ns, name) }
 		heldByTheGate := And(Not(BeNil()),
 			HaveField("Spec.SuspendDispatching", HaveValue(BeTrue())),
 			HaveField("Annotations", HaveKeyWithValue("work.federator.dev/hold-reason", "GateClosed")))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -79,6 +82,26 @@ func memberImage(member, ns, name string) string {
 // the hub wants there, dispatched or not.
 func workImage(member, ns, name string) string {
 	return env.WorkValue(ctx, member, "Deployment", ns, name, framework.Image)
+}
+
+// workOn is member's Work for Deployment ns/name on hub (a separate
+// fleet's), nil while there is none.
+func workOn(hub client.Client, member, ns, name string) *workv1alpha1.Work {
+	w := &workv1alpha1.Work{}
+	if err := hub.Get(ctx, framework.WorkKey(member, "Deployment", ns, name), w); err != nil {
+		return nil
+	}
+	return w
+}
+
+// workImageOn is the image workOn's Work carries, "" while there is none.
+func workImageOn(hub client.Client, member, ns, name string) string {
+	if w := workOn(hub, member, ns, name); w != nil {
+		if u := works.FirstManifest(w); u != nil {
+			return framework.Image(u)
+		}
+	}
+	return ""
 }
 
 // dispatching is the Dispatching condition of a cluster's Work.
@@ -334,9 +357,14 @@ func runController(f *fleet.Fleet, args ...string) *gexec.Session {
 }
 
 // startController starts `federator controller` against f's hub, with
-// args, and hands cleanup the function that stops it.
+// args, and hands cleanup the function that stops it. Without leader
+// election unless args set --leader-elect: a spec that kills a controller
+// and starts another wants it to run at once, not a lease duration later.
 func startController(f *fleet.Fleet, cleanup func(args ...any), args ...string) *gexec.Session {
 	GinkgoHelper()
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--leader-elect") }) {
+		args = append([]string{"--leader-elect=false"}, args...)
+	}
 	session, err := gexec.Start(exec.Command(federatorBinary(), append([]string{"controller", "--kubeconfig", f.Hub.KubeconfigPath}, args...)...),
 		GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
