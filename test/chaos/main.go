@@ -20,6 +20,19 @@
 //     returned, see checker.grace); and, after a final resume of
 //     everything, that every member converges to every latest version.
 //
+// How a stored version is judged (check.go): the store happened between
+// the stored object's latest managedFields time (the API server's clock,
+// to the second) and when the recorder received it. Each state the user
+// wrote counts from when its write was sent until the next write
+// returned, plus --grace (2 s): a version a controller was already
+// applying when a hold returned is in flight, not a violation. A member
+// frozen in that span stores what it received before the freeze only
+// once it runs again, so the span stretches to the freeze's end plus
+// grace. While the policy is deleted, its Works keep the holds and the
+// manifests they last had (DESIGN.md: holds outlive the policy), so the
+// policy's part of the decision and the version are those of the state
+// before the deletion; the template's own suspensions count throughout.
+//
 // `make chaos [SEED=N] [STEPS=N]` runs it; a run prints its seed and a
 // violation prints the line that replays it. --self-test writes one
 // member object behind the hub's back and succeeds only if the checker
@@ -51,6 +64,7 @@ type options struct {
 	federator string
 	binDir    string
 	converge  time.Duration
+	history   string
 }
 
 // Exit codes: a violation (or no convergence) is 1; the run could not be
@@ -71,6 +85,8 @@ func main() {
 	flag.StringVar(&o.federator, "federator", "", "federator binary to test (default: bin/federator)")
 	flag.StringVar(&o.binDir, "bin-dir", "", "directory of kube-apiserver and etcd (default: $KUBEBUILDER_ASSETS, else bin/)")
 	flag.DurationVar(&o.converge, "converge-timeout", 2*time.Minute, "how long every member may take to converge after the final resume")
+	flag.StringVar(&o.history, "history", "",
+		"write the run's history here as JSON (user writes with the state each left, faults, stored versions), for a closer look")
 	flag.Parse()
 	if o.seed == 0 {
 		o.seed = time.Now().UnixNano() % 1_000_000

@@ -455,6 +455,13 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	r.recorders = nil
 	slices.SortFunc(all, func(a, b stored) int { return a.Observed.Compare(b.Observed) })
+	if r.o.history != "" {
+		if err := writeHistory(r.o.history, r.intents, r.faults, all); err != nil {
+			logf("--history: %v", err)
+		} else {
+			logf("history written to %s", r.o.history)
+		}
+	}
 	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace}
 	var violations []*violation
 	for _, s := range all {
@@ -598,4 +605,12 @@ func logTime(line string) (time.Time, bool) {
 		return time.Unix(sec, int64((ts-float64(sec))*1e9)), true
 	}
 	return time.Time{}, false
+}
+
+func writeHistory(path string, intents []intent, faults []fault, stores []stored) error {
+	raw, err := json.MarshalIndent(map[string]any{"writes": intents, "faults": faults, "stored": stores}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, raw, 0o644)
 }
