@@ -141,7 +141,7 @@ bench-scale: binaries
 # version a member stores is checked against what the user had written,
 # and every member must converge after a final resume. Prints its seed;
 # SEED=N replays the same operations and faults in the same order. Not
-# part of `make test`. CHAOS_ARGS: more flags (--self-test, --grace 2s, --history FILE).
+# part of `make test`. CHAOS_ARGS: more flags (--self-test, --grace 2s, --history FILE, --controller-log FILE).
 SEED ?= 0
 STEPS ?= 100
 CHAOS_ARGS ?=

@@ -19,6 +19,8 @@ type stored struct {
 	Observed time.Time
 	// ResourceVersion names the stored object's version.
 	ResourceVersion string
+	// Writers are its field managers, with the time each last wrote.
+	Writers []string
 }
 
 // window is when the write of s happened at the latest and at the earliest.
@@ -110,6 +112,7 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 	fmt.Fprintf(&b, "VIOLATION: %s stored %s version %q (resourceVersion %s), written between %s and %s (observed %s, %s),\n",
 		s.Member, s.Template, s.Version, s.ResourceVersion, rel(from), rel(to), rel(s.Observed), s.Observed.UTC().Format(time.RFC3339Nano))
 	fmt.Fprintf(&b, "but no state the user wrote released %q for %s in that time (grace %s after a hold returned).\n", s.Version, s.Member, c.grace)
+	fmt.Fprintf(&b, "Its field managers: %s.\n", strings.Join(s.Writers, "; "))
 	introduced := ""
 	for _, in := range c.intents {
 		if in.State.Templates[s.Template].Version == s.Version {

@@ -47,6 +47,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,6 +66,8 @@ type options struct {
 	binDir    string
 	converge  time.Duration
 	history   string
+	keepLog   string
+	faults    map[string]bool
 }
 
 // Exit codes: a violation (or no convergence) is 1; the run could not be
@@ -87,7 +90,21 @@ func main() {
 	flag.DurationVar(&o.converge, "converge-timeout", 2*time.Minute, "how long every member may take to converge after the final resume")
 	flag.StringVar(&o.history, "history", "",
 		"write the run's history here as JSON (user writes with the state each left, faults, stored versions), for a closer look")
+	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
+	faults := flag.String("faults", faultKillController+","+faultPauseMember,
+		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed")
 	flag.Parse()
+	o.faults = map[string]bool{}
+	for _, f := range strings.Split(*faults, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case faultKillController, faultPauseMember:
+			o.faults[f] = true
+		case "":
+		default:
+			fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s and %s\n", f, faultKillController, faultPauseMember)
+			os.Exit(exitError)
+		}
+	}
 	if o.seed == 0 {
 		o.seed = time.Now().UnixNano() % 1_000_000
 	}

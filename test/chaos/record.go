@@ -120,7 +120,7 @@ func (r *memberRecorder) stores() []stored {
 				continue
 			}
 			previous = value
-			out = append(out, stored{Template: r.template, Member: r.member, Version: value,
+			out = append(out, stored{Template: r.template, Member: r.member, Version: value, Writers: writers(v.Object),
 				Written: lastWrite(v.Object), Observed: v.Observed, ResourceVersion: v.Object.GetResourceVersion()})
 		}
 	}
@@ -137,4 +137,18 @@ func lastWrite(u *unstructured.Unstructured) time.Time {
 		}
 	}
 	return latest
+}
+
+// writers names the stored object's field managers and when each last
+// wrote: "federator Apply 15:04:05".
+func writers(u *unstructured.Unstructured) []string {
+	var out []string
+	for _, e := range u.GetManagedFields() {
+		w := e.Manager + " " + string(e.Operation)
+		if e.Time != nil {
+			w += " " + e.Time.UTC().Format(time.TimeOnly)
+		}
+		out = append(out, w)
+	}
+	return out
 }

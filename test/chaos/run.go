@@ -218,12 +218,18 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		switch f := g.rng.Float64(); {
 		case f < 0.07:
 			down := time.Duration(g.rng.Intn(1500)) * time.Millisecond
+			if !r.o.faults[faultKillController] {
+				break
+			}
 			if err := r.killController(down); err != nil {
 				return nil, err
 			}
-		case f < 0.14 && r.paused == "":
+		case f < 0.14 && step >= pausedUntil: // no member is frozen
 			member := r.names[g.rng.Intn(len(r.names))]
 			pausedUntil = step + 2 + g.rng.Intn(7)
+			if !r.o.faults[faultPauseMember] {
+				break
+			}
 			if err := r.pauseMember(member); err != nil {
 				return nil, err
 			}
@@ -455,6 +461,13 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	r.recorders = nil
 	slices.SortFunc(all, func(a, b stored) int { return a.Observed.Compare(b.Observed) })
+	if r.o.keepLog != "" {
+		if raw, err := os.ReadFile(r.ctrl.logPath); err != nil {
+			logf("--controller-log: %v", err)
+		} else if err := os.WriteFile(r.o.keepLog, raw, 0o644); err != nil {
+			logf("--controller-log: %v", err)
+		}
+	}
 	if r.o.history != "" {
 		if err := writeHistory(r.o.history, r.intents, r.faults, all); err != nil {
 			logf("--history: %v", err)
@@ -483,8 +496,15 @@ func (r *chaosRun) verdict(res *result) int {
 		opList = append(opList, fmt.Sprintf("%s %d", k, r.ops[k]))
 	}
 	replay := fmt.Sprintf("make chaos SEED=%d STEPS=%d", r.o.seed, r.o.steps)
+	var args []string
 	if r.o.selfTest {
-		replay += " CHAOS_ARGS=--self-test"
+		args = append(args, "--self-test")
+	}
+	if len(r.o.faults) < 2 {
+		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(r.o.faults)), ","))
+	}
+	if len(args) > 0 {
+		replay += " CHAOS_ARGS='" + strings.Join(args, " ") + "'"
 	}
 	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills, %d member freezes; "+
 		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d violations; "+
