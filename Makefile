@@ -140,8 +140,11 @@ bench-scale: binaries
 # the controller SIGKILLed and member API servers frozen in between; every
 # version a member stores is checked against what the user had written,
 # and every member must converge after a final resume. Prints its seed;
-# SEED=N replays the same operations and faults in the same order. Not
-# part of `make test`. CHAOS_ARGS: more flags (--self-test, --grace 2s, --history FILE, --controller-log FILE).
+# SEED=N replays the same operations and faults in the same order (their
+# timing against the controllers varies, so a race may take a few
+# replays). Not part of `make test`. CHAOS_ARGS: more flags (--self-test,
+# --faults=pause-member to leave the kills out, --grace 2s, --history FILE,
+# --controller-log FILE).
 SEED ?= 0
 STEPS ?= 100
 CHAOS_ARGS ?=
