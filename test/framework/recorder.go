@@ -29,6 +29,9 @@ type Version struct {
 	// (a deletion carries the object's last state).
 	Event  watch.EventType
 	Object *unstructured.Unstructured
+	// Observed is when the Recorder received it (the list's return for
+	// Existing), for checkers that relate versions to what a user wrote.
+	Observed time.Time
 }
 
 // Mark is a point in a Recorder's history: the number of versions it had
@@ -97,8 +100,9 @@ func Record(ctx context.Context, dyn dynamic.Interface, c client.Client, obj cli
 	if err != nil {
 		return nil, fmt.Errorf("record %s: %w", r.what, err)
 	}
+	listed := time.Now()
 	for i := range list.Items {
-		r.versions = append(r.versions, Version{Event: Existing, Object: &list.Items[i]})
+		r.versions = append(r.versions, Version{Event: Existing, Object: &list.Items[i], Observed: listed})
 	}
 	watchCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -127,11 +131,12 @@ func (f watcherFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions)
 func (r *Recorder) receive(w *watchtools.RetryWatcher) {
 	defer close(r.done)
 	for ev := range w.ResultChan() {
+		received := time.Now()
 		r.mu.Lock()
 		switch ev.Type {
 		case watch.Added, watch.Modified, watch.Deleted:
 			if u, ok := ev.Object.(*unstructured.Unstructured); ok {
-				r.versions = append(r.versions, Version{Event: ev.Type, Object: u})
+				r.versions = append(r.versions, Version{Event: ev.Type, Object: u, Observed: received})
 			} else {
 				r.fail(fmt.Errorf("a %s event carried %T", ev.Type, ev.Object))
 			}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// stored is one version of a template a member stored, as recorded.
+type stored struct {
+	Template string
+	Member   string
+	Version  string
+	// Written is the latest managedFields time of the stored object: the
+	// API server's clock at the write, truncated to the second, so the
+	// write happened in [Written, Written+1s) and no later than Observed.
+	Written time.Time
+	// Observed is when the recorder received it.
+	Observed time.Time
+	// ResourceVersion names the stored object's version.
+	ResourceVersion string
+	// Writers are its field managers, with the time each last wrote.
+	Writers []string
+}
+
+// window is when the write of s happened at the latest and at the earliest.
+func (s stored) window() (from, to time.Time) {
+	to = s.Observed
+	if s.Written.IsZero() || s.Written.After(to) {
+		return to, to
+	}
+	return s.Written, to
+}
+
+// checker judges stored versions against the user's history.
+type checker struct {
+	intents []intent
+	faults  []fault
+	// grace is how long after a write that holds returned a version it
+	// held may still be stored: the controllers' reaction time (the
+	// binding controller reads the hold, writes the Work, the dispatcher's
+	// cache receives it). A version the dispatcher sent before that is
+	// "in flight", not a violation.
+	grace time.Duration
+}
+
+// valid is the span in which intents[i] counts as the user's latest
+// word for member: from when its write was sent until the next write
+// returned, plus grace. A member frozen (SIGSTOP) in that span may store
+// a request it received before the freeze only once it runs again, so
+// the span stretches to the end of such a freeze, plus grace.
+func (c *checker) valid(i int, member string) (from, to time.Time) {
+	from = c.intents[i].Sent
+	if i+1 >= len(c.intents) {
+		return from, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	to = c.intents[i+1].Done.Add(c.grace)
+	for _, f := range c.faults {
+		if f.Kind == faultPauseMember && f.Member == member && !f.From.After(to) && !f.To.Before(from) {
+			if end := f.To.Add(c.grace); end.After(to) {
+				to = end
+			}
+		}
+	}
+	return from, to
+}
+
+// violation is a stored version no state the user wrote released in time.
+type violation struct {
+	Stored stored
+	// Around are the intents whose span comes near the write.
+	Around []int
+}
+
+// check returns nil when some state the user wrote released s.Version for
+// s.Member at an instant the write may have happened in, else the
+// violation.
+func (c *checker) check(s stored) *violation {
+	from, to := s.window()
+	for i, in := range c.intents {
+		v, ok := in.State.releases(s.Template, s.Member)
+		if !ok || v != s.Version {
+			continue
+		}
+		vf, vt := c.valid(i, s.Member)
+		if !vf.After(to) && !vt.Before(from) {
+			return nil
+		}
+	}
+	// Around: the writes of the few seconds before the store (the last
+	// one before it even if older) up to shortly after it.
+	var around []int
+	for i, in := range c.intents {
+		before := i+1 < len(c.intents) && !c.intents[i+1].Sent.After(from)
+		if !in.Sent.After(to.Add(2*time.Second)) && (!in.Done.Before(from.Add(-6*time.Second)) || !before) {
+			around = append(around, i)
+		}
+	}
+	if len(around) > 30 {
+		around = around[len(around)-30:]
+	}
+	return &violation{Stored: s, Around: around}
+}
+
+// report describes v for a person: the version, where and when it was
+// stored, the intents around it and the faults in that time.
+func (c *checker) report(v *violation, members []string, began time.Time) string {
+	var b strings.Builder
+	s := v.Stored
+	from, to := s.window()
+	rel := func(t time.Time) string { return fmt.Sprintf("t+%.3fs", t.Sub(began).Seconds()) }
+	fmt.Fprintf(&b, "VIOLATION: %s stored %s version %q (resourceVersion %s), written between %s and %s (observed %s, %s),\n",
+		s.Member, s.Template, s.Version, s.ResourceVersion, rel(from), rel(to), rel(s.Observed), s.Observed.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(&b, "but no state the user wrote released %q for %s in that time (grace %s after a hold returned).\n", s.Version, s.Member, c.grace)
+	fmt.Fprintf(&b, "Its field managers: %s.\n", strings.Join(s.Writers, "; "))
+	introduced := ""
+	for _, in := range c.intents {
+		if in.State.Templates[s.Template].Version == s.Version {
+			introduced = fmt.Sprintf("step %d (%s), sent %s", in.Step, in.Op, rel(in.Sent))
+			break
+		}
+	}
+	if introduced != "" {
+		fmt.Fprintf(&b, "%q was introduced by %s.\n", s.Version, introduced)
+	}
+	fmt.Fprintf(&b, "Intent timeline of %s around it (sent .. returned: decision per member; holds on %s):\n", s.Template, s.Member)
+	for _, i := range v.Around {
+		in := c.intents[i]
+		holds := strings.Join(in.State.holdsOf(s.Template, s.Member), ", ")
+		if holds == "" {
+			holds = "none"
+		}
+		fmt.Fprintf(&b, "  step %3d %s .. %s %-40s latest %-26s %s | holds: %s\n", in.Step, rel(in.Sent), rel(in.Done), in.Op,
+			in.State.Templates[s.Template].Version, in.State.describe(s.Template, members), holds)
+	}
+	for _, f := range c.faults {
+		if !f.To.Before(from.Add(-10*time.Second)) && !f.From.After(to.Add(2*time.Second)) {
+			fmt.Fprintf(&b, "  fault %s %s from %s to %s\n", f.Kind, f.Member, rel(f.From), rel(f.To))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	released := initialState(map[string]string{"web": "v1"})
+	withVersion := func(s state, v string) state {
+		s = s.clone()
+		s.Templates["web"] = templateState{Version: v, Suspended: s.Templates["web"].Suspended, Clusters: s.Templates["web"].Clusters}
+		return s
+	}
+	suspended := func(s state) state { s = s.clone(); s.PolicySuspended = true; return s }
+	clusterHeld := func(s state, m string) state { s = s.clone(); s.SuspendOn = map[string]bool{m: true}; return s }
+	deleted := func(s state) state { n := s.clone(); f := s.clone(); n.PolicyExists, n.Frozen = false, &f; return n }
+	templateSuspended := func(s state) state {
+		s = s.clone()
+		ts := s.Templates["web"]
+		ts.Suspended = true
+		s.Templates["web"] = ts
+		return s
+	}
+
+	// History: v1 released (0 ms); suspended (1000); v2 written while
+	// suspended (2000); member1 held by spec.suspension, the rest
+	// released (10000); member2 frozen from 11000 to 30000; suspended
+	// again (12000).
+	history := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: released},
+		{Step: 1, Op: "suspend", Sent: at(1000), Done: at(1010), State: suspended(released)},
+		{Step: 2, Op: "v2", Sent: at(2000), Done: at(2010), State: withVersion(suspended(released), "v2")},
+		{Step: 3, Op: "resume but member1", Sent: at(10000), Done: at(10010), State: clusterHeld(withVersion(released, "v2"), "member1")},
+		{Step: 4, Op: "suspend", Sent: at(12000), Done: at(12010), State: suspended(clusterHeld(withVersion(released, "v2"), "member1"))},
+	}
+	faults := []fault{{Kind: faultPauseMember, Member: "member2", From: at(11000), To: at(30000)}}
+	c := &checker{intents: history, faults: faults, grace: 2 * time.Second}
+
+	cases := []struct {
+		name      string
+		store     stored
+		violation bool
+	}{
+		{"the first version, stored while released", stored{Member: "member1", Version: "v1", Written: at(0), Observed: at(500)}, false},
+		{"the released version stored within the grace after a hold returned (in flight)",
+			stored{Member: "member1", Version: "v1", Written: at(2000), Observed: at(2900)}, false},
+		{"the released version stored after the grace that followed a hold",
+			stored{Member: "member1", Version: "v1", Written: at(5000), Observed: at(5200)}, true},
+		{"a version written while suspended, stored while suspended",
+			stored{Member: "member3", Version: "v2", Written: at(3000), Observed: at(3100)}, true},
+		{"a version stored after its release", stored{Member: "member3", Version: "v2", Written: at(10000), Observed: at(10300)}, false},
+		{"a version stored on the one cluster still held", stored{Member: "member1", Version: "v2", Written: at(11000), Observed: at(11200)}, true},
+		{"a version no one wrote", stored{Member: "member3", Version: "v-never", Written: at(10000), Observed: at(10300)}, true},
+		{"a frozen member storing, once it runs again, what was released before the freeze",
+			stored{Member: "member2", Version: "v2", Written: at(30000), Observed: at(30100)}, false},
+		{"another member storing long after the hold", stored{Member: "member3", Version: "v2", Written: at(30000), Observed: at(30100)}, true},
+		{"a store observed before its managedFields second ends is judged by the second",
+			stored{Member: "member3", Version: "v2", Written: at(9000), Observed: at(10050)}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.store.Template = "web"
+			v := c.check(tc.store)
+			if (v != nil) != tc.violation {
+				t.Fatalf("violation = %v, want %v", v != nil, tc.violation)
+			}
+			if v != nil && len(v.Around) == 0 {
+				t.Fatalf("the violation's report shows no writes around it")
+			}
+		})
+	}
+
+	t.Run("a deleted policy keeps the holds it had; the template's own hold still counts", func(t *testing.T) {
+		h := []intent{
+			{Step: 0, Sent: at(0), Done: at(10), State: released},
+			{Step: 1, Sent: at(1000), Done: at(1010), State: deleted(released)},
+			{Step: 2, Sent: at(2000), Done: at(2010), State: templateSuspended(deleted(released))},
+		}
+		c := &checker{intents: h, grace: 2 * time.Second}
+		if v := c.check(stored{Template: "web", Member: "member1", Version: "v1", Written: at(1500), Observed: at(1600)}); v != nil {
+			t.Fatalf("v1 stored while the deleted policy's last decision released it: reported")
+		}
+		if v := c.check(stored{Template: "web", Member: "member1", Version: "v1", Written: at(9000), Observed: at(9100)}); v == nil {
+			t.Fatalf("v1 stored long after the template was suspended: not reported")
+		}
+	})
+}

@@ -1,0 +1,163 @@
+// Command chaos is a seeded randomized checker of the hold invariant
+// (DESIGN.md: a version may be stored on a member only if, at the moment
+// it is stored, the latest state the user wrote releases it for that
+// cluster), in the spirit of Jepsen's checkers and etcd's robustness
+// tests. On a local fleet (a hub and three bare members) with
+// `federator controller` as its own process, it:
+//
+//   - writes a seeded random sequence of operations to two Deployments and
+//     a ConfigMap under one PropagationPolicy (new versions, suspension
+//     by every annotation and spec.suspension, the policy deleted and
+//     created again), 0–500 ms apart so they race the controllers;
+//   - injects faults between operations: the controller SIGKILLed and
+//     restarted, a member API server frozen (SIGSTOP) for a few operations;
+//   - records every version every member stores (framework.Recorder,
+//     listing again on a gap) and logs every user write with the time it
+//     was sent and returned and the state it left;
+//   - checks that every stored version was the template's latest and
+//     released for that member by some state the user wrote, at an
+//     instant the store may have happened in (with a grace after a hold
+//     returned, see checker.grace); and, after a final resume of
+//     everything, that every member converges to every latest version.
+//
+// How a stored version is judged (check.go): the store happened between
+// the stored object's latest managedFields time (the API server's clock,
+// to the second) and when the recorder received it. Each state the user
+// wrote counts from when its write was sent until the next write
+// returned, plus --grace (2 s): a version a controller was already
+// applying when a hold returned is in flight, not a violation. A member
+// frozen in that span stores what it received before the freeze only
+// once it runs again, so the span stretches to the freeze's end plus
+// grace. While the policy is deleted, its Works keep the holds and the
+// manifests they last had (DESIGN.md: holds outlive the policy), so the
+// policy's part of the decision and the version are those of the state
+// before the deletion; the template's own suspensions count throughout.
+//
+// `make chaos [SEED=N] [STEPS=N]` runs it; a run prints its seed and a
+// violation prints the line that replays it. --self-test writes one
+// member object behind the hub's back and succeeds only if the checker
+// reports it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/federator-dev/federator/test/framework"
+)
+
+type options struct {
+	seed      int64
+	steps     int
+	grace     time.Duration
+	selfTest  bool
+	federator string
+	binDir    string
+	converge  time.Duration
+	history   string
+	keepLog   string
+	faults    map[string]bool
+}
+
+// Exit codes: a violation (or no convergence) is 1; the run could not be
+// made or judged (the fleet did not start, a write failed) is 2.
+const (
+	exitViolation = 1
+	exitError     = 2
+)
+
+func main() {
+	o := options{}
+	flag.Int64Var(&o.seed, "seed", 0, "seed of the operations and faults (0: chosen from the clock and printed)")
+	flag.IntVar(&o.steps, "steps", 80, "number of operations")
+	flag.DurationVar(&o.grace, "grace", 2*time.Second,
+		"how long after a write that holds returned a version it holds may still be stored (in flight in the controllers)")
+	flag.BoolVar(&o.selfTest, "self-test", false,
+		"write one member object directly, behind the hub's back, halfway through; succeed only if the checker reports it")
+	flag.StringVar(&o.federator, "federator", "", "federator binary to test (default: bin/federator)")
+	flag.StringVar(&o.binDir, "bin-dir", "", "directory of kube-apiserver and etcd (default: $KUBEBUILDER_ASSETS, else bin/)")
+	flag.DurationVar(&o.converge, "converge-timeout", 2*time.Minute, "how long every member may take to converge after the final resume")
+	flag.StringVar(&o.history, "history", "",
+		"write the run's history here as JSON (user writes with the state each left, faults, stored versions), for a closer look")
+	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
+	faults := flag.String("faults", faultKillController+","+faultPauseMember,
+		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed")
+	flag.Parse()
+	o.faults = map[string]bool{}
+	for _, f := range strings.Split(*faults, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case faultKillController, faultPauseMember:
+			o.faults[f] = true
+		case "":
+		default:
+			fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s and %s\n", f, faultKillController, faultPauseMember)
+			os.Exit(exitError)
+		}
+	}
+	if o.seed == 0 {
+		o.seed = time.Now().UnixNano() % 1_000_000
+	}
+	if o.steps < 1 {
+		fmt.Fprintln(os.Stderr, "chaos: --steps must be 1 or more")
+		os.Exit(exitError)
+	}
+	// envtest logs through controller-runtime; the fleet's own logs are
+	// not this program's output.
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := run(ctx, o)
+	stop()
+	os.Exit(code)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "chaos: %s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05.000")}, args...)...)
+}
+
+func run(ctx context.Context, o options) int {
+	if o.binDir == "" {
+		dir, err := framework.BinDir()
+		if err != nil {
+			logf("%v", err)
+			return exitError
+		}
+		o.binDir = dir
+	}
+	if o.federator == "" {
+		o.federator = filepath.Join(o.binDir, "federator")
+	}
+	if _, err := os.Stat(o.federator); err != nil {
+		logf("%v (make build puts it in bin/)", err)
+		return exitError
+	}
+	logf("seed %d, %d steps (replay: make chaos SEED=%d STEPS=%d)", o.seed, o.steps, o.seed, o.steps)
+	r, err := newRun(ctx, o)
+	if err != nil {
+		logf("%v", err)
+		return exitError
+	}
+	defer r.cleanup()
+	res, err := r.execute(ctx)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			logf("interrupted; everything started is being stopped")
+		} else {
+			logf("%v", err)
+		}
+		r.printControllerTail(40)
+		return exitError
+	}
+	return r.verdict(res)
+}

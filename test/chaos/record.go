@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// memberRecorder records every version of one template's copy in one
+// member with framework.Recorder. When a recorder's watch breaks beyond
+// resuming (its resourceVersion expired), it lists again with a new
+// Recorder and says so: the versions stored in between may be missed,
+// which the summary reports as a gap.
+type memberRecorder struct {
+	template, member string
+	obj              client.Object
+	dyn              dynamic.Interface
+	c                client.Client
+	version          framework.Field
+
+	mu       sync.Mutex
+	segments []*framework.Recorder
+	gaps     []string
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+func startRecorder(ctx context.Context, template, member string, obj client.Object, dyn dynamic.Interface, c client.Client,
+	version framework.Field) (*memberRecorder, error) {
+	r0, err := framework.Record(ctx, dyn, c, obj, member)
+	if err != nil {
+		return nil, err
+	}
+	r := &memberRecorder{template: template, member: member, obj: obj, dyn: dyn, c: c, version: version,
+		segments: []*framework.Recorder{r0}, stop: make(chan struct{}), done: make(chan struct{})}
+	go r.watchGaps()
+	return r, nil
+}
+
+func (r *memberRecorder) last() *framework.Recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.segments[len(r.segments)-1]
+}
+
+func (r *memberRecorder) watchGaps() {
+	defer close(r.done)
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-time.After(time.Second):
+		}
+		cur := r.last()
+		err := cur.Err()
+		if err == nil {
+			continue
+		}
+		began := time.Now()
+		cur.Stop()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			next, rerr := framework.Record(ctx, r.dyn, r.c, r.obj, r.member)
+			cancel()
+			if rerr == nil {
+				r.mu.Lock()
+				r.segments = append(r.segments, next)
+				r.gaps = append(r.gaps, fmt.Sprintf("%s %s: relisted after %s (%v)", r.member, r.template, time.Since(began).Round(time.Millisecond), err))
+				r.mu.Unlock()
+				logf("recorder of %s in %s: watch broke (%v); listed again", r.template, r.member, err)
+				break
+			}
+			select {
+			case <-r.stop:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// finish syncs with the member (so the history holds what it stores now)
+// and stops recording.
+func (r *memberRecorder) finish(ctx context.Context) error {
+	close(r.stop)
+	<-r.done
+	err := r.last().Sync(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.segments {
+		s.Stop()
+	}
+	return err
+}
+
+// stores are the versions r saw stored: every version whose value differs
+// from the one before it (the first after a relist too), deletions left out.
+func (r *memberRecorder) stores() []stored {
+	r.mu.Lock()
+	segments := append([]*framework.Recorder(nil), r.segments...)
+	r.mu.Unlock()
+	var out []stored
+	for _, seg := range segments {
+		previous := ""
+		for _, v := range seg.Versions() {
+			if v.Event == watch.Deleted {
+				previous = ""
+				continue
+			}
+			value := r.version(v.Object)
+			if value == previous {
+				continue
+			}
+			previous = value
+			out = append(out, stored{Template: r.template, Member: r.member, Version: value, Writers: writers(v.Object),
+				Written: lastWrite(v.Object), Observed: v.Observed, ResourceVersion: v.Object.GetResourceVersion()})
+		}
+	}
+	return out
+}
+
+// lastWrite is the latest time of the object's managedFields entries: when
+// its last write happened, to the second.
+func lastWrite(u *unstructured.Unstructured) time.Time {
+	var latest time.Time
+	for _, e := range u.GetManagedFields() {
+		if e.Time != nil && e.Time.After(latest) {
+			latest = e.Time.Time
+		}
+	}
+	return latest
+}
+
+// writers names the stored object's field managers and when each last
+// wrote: "federator Apply 15:04:05".
+func writers(u *unstructured.Unstructured) []string {
+	var out []string
+	for _, e := range u.GetManagedFields() {
+		w := e.Manager + " " + string(e.Operation)
+		if e.Time != nil {
+			w += " " + e.Time.UTC().Format(time.TimeOnly)
+		}
+		out = append(out, w)
+	}
+	return out
+}
