@@ -71,15 +71,17 @@ func (r *Reconciler) unclaimed(ctx context.Context, b view, policy string) (stri
 }
 
 // confirmReleases re-decides, from the claiming policy as the API server
-// has it now, every cluster whose Work this pass would release with a new
-// version (a new Work, a held one released, or a changed manifest), and
-// holds those that the fresh policy holds. The cache's policy and its
-// binding are read from different watches, which can be seconds apart
-// under load: a suspension written just before a template change may not
-// be in the cached policy (nor yet carried into the binding by the
-// detector) when the binding brings the change. A hold either read sees
-// holds. It costs one read of the policy only when something new would go
-// out; changed decisions are written into desired.
+// has it now (its annotations and its own spec.suspension), every cluster
+// whose Work this pass would release with a new version (a new Work, a
+// held one released, or a changed manifest), and holds those that the
+// fresh policy holds. The binding carries the policy's spec.suspension only
+// once the detector has copied it there, and the cached policy and binding
+// come from different watches, which can be seconds apart under load (or
+// after a restart, while the detector works through every template): a
+// suspension written just before a template change may be in neither when
+// the binding brings the change. A hold either read sees holds. It costs
+// one read of the policy only when something new would go out; changed
+// decisions are written into desired.
 func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input, checks []hold.Check,
 	decisions map[string]hold.Decision, desired []clusterWork, last map[string]*workv1alpha1.Work) error {
 	var releasing []string
@@ -108,9 +110,6 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input,
 		}
 		return err
 	}
-	if policy.GetResourceVersion() == r.cachedPolicyVersion(ctx, kind, ns, name) {
-		return nil
-	}
 	spec := &policyv1alpha1.PropagationSpec{}
 	if raw, ok := policy.Object["spec"].(map[string]any); ok {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, spec); err != nil {
@@ -137,16 +136,6 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input,
 		}
 	}
 	return nil
-}
-
-// cachedPolicyVersion is the resourceVersion of the policy in the cache,
-// "" when the cache does not have it.
-func (r *Reconciler) cachedPolicyVersion(ctx context.Context, kind, ns, name string) string {
-	policy := emptyPolicy(kind)
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy); err != nil {
-		return ""
-	}
-	return policy.GetResourceVersion()
 }
 
 // holdWork makes work carry decision's hold.

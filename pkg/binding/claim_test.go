@@ -162,3 +162,33 @@ func TestWorkIntentChanged(t *testing.T) {
 		t.Error("a deleted Work does not bring its binding back")
 	}
 }
+
+// The policy suspends (the cache has it too), but the detector has not yet
+// copied spec.suspension into the binding (just after a restart, it works
+// through every template): the pass that would send a template change out
+// holds it. Found by test/chaos (SEED=44): the binding's old suspension
+// released a cluster the policy had just added.
+func TestAReleaseIsConfirmedAgainstThePolicyTheBindingLags(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.reconcile(t)
+	pp := &policyv1alpha1.PropagationPolicy{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	pp.Spec.Suspension = &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member2"}}}
+	if err := b.hub.Update(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	b.works.APIReader = b.hub
+	b.setImage(t, "nginx:1.28")
+	b.reconcile(t)
+	if w := b.work(t, "member2"); !ptr.Deref(w.Spec.SuspendDispatching, false) ||
+		!strings.Contains(w.Annotations["work.federator.dev/hold-message"], "dispatchingOnClusters") {
+		t.Errorf("member2: the change went out past the suspension the binding does not carry yet: suspend=%v image=%q message=%q",
+			ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w), w.Annotations["work.federator.dev/hold-message"])
+	}
+	if w := b.work(t, "member1"); ptr.Deref(w.Spec.SuspendDispatching, false) || workImage(w) != "nginx:1.28" {
+		t.Errorf("member1, which nothing holds, was held=%v image=%q", ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w))
+	}
+}
