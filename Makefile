@@ -116,7 +116,9 @@ unit: binaries
 e2e: binaries build
 	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
 
-test: vet unit e2e
+# Karmada's own e2e suite (its focus on suspension, propagation, priority
+# and overrides) on a fresh hub and on one with Karmada's CRDs: a contract.
+test: vet unit e2e karmada-e2e
 
 # Benchmarks of the hot pure paths (placement, policy matching, manifests,
 # Work and member write decisions). They print figures, they assert no timing.
