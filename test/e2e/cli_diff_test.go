@@ -60,6 +60,9 @@ var _ = Describe("federator diff (cli)", func() {
 		Eventually(func() string { return memberImage("member1", ns, "web") }).Should(Equal("nginx:1.27"))
 		for _, m := range []string{"member2", "member3"} {
 			Eventually(func() string { return workImage(m, ns, "web") }).Should(Equal("nginx:1.27"), m)
+			// The dispatcher has recorded the hold of this spec: its
+			// status write is not the diff's.
+			Eventually(func() bool { return heldByDispatcher(m, ns, "web") }).Should(BeTrue(), m)
 		}
 		before := written()
 
