@@ -89,6 +89,9 @@ func buildImage() string {
 	Expect(err).NotTo(HaveOccurred(), string(out))
 	out, err = exec.Command("docker", "build", "-q", "-f", filepath.Join(root, "Dockerfile"), "-t", image, dir).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
+	// The image is the spec's own: leave no image, tagged or dangling,
+	// behind (registered before the containers' cleanups, so it runs after them).
+	DeferCleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
 	out, err = exec.Command("docker", "run", "--rm", image, "version").CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 	Expect(string(out)).To(HavePrefix("federator e2e\n"))
