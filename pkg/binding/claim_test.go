@@ -33,6 +33,21 @@ func (b *bindingTest) setImage(t *testing.T, image string) {
 	}
 }
 
+// policy is the PropagationPolicy shop/web as stored.
+func (b *bindingTest) policy(t *testing.T) *policyv1alpha1.PropagationPolicy {
+	t.Helper()
+	pp := &policyv1alpha1.PropagationPolicy{}
+	if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	return pp
+}
+
+// heldWith reports whether w is held with a hold message that mentions why.
+func heldWith(w *workv1alpha1.Work, why string) bool {
+	return ptr.Deref(w.Spec.SuspendDispatching, false) && strings.Contains(w.Annotations["work.federator.dev/hold-message"], why)
+}
+
 func workImage(w *workv1alpha1.Work) string {
 	containers, _, _ := unstructured.NestedSlice(works.FirstManifest(w).Object, "spec", "template", "spec", "containers")
 	if len(containers) == 0 {
@@ -49,10 +64,7 @@ func workImage(w *workv1alpha1.Work) string {
 func TestAPolicysHoldsOutliveThePolicy(t *testing.T) {
 	ctx := context.Background()
 	b := newBindingTest(t, nil, interceptor.Funcs{})
-	pp := &policyv1alpha1.PropagationPolicy{}
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
-		t.Fatal(err)
-	}
+	pp := b.policy(t)
 	b.setImage(t, "nginx:1.27")
 	b.setDelay(t, pp, "10m")
 	freeze := "change-freeze"
@@ -69,7 +81,7 @@ func TestAPolicysHoldsOutliveThePolicy(t *testing.T) {
 	b.reconcile(t)
 	for _, cluster := range []string{"member1", "member2"} {
 		w := b.work(t, cluster)
-		if !ptr.Deref(w.Spec.SuspendDispatching, false) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "change-freeze") {
+		if !heldWith(w, "change-freeze") {
 			t.Errorf("%s: the policy's hold was dropped with the policy: suspend=%v message=%q", cluster,
 				ptr.Deref(w.Spec.SuspendDispatching, false), w.Annotations["work.federator.dev/hold-message"])
 		}
@@ -105,13 +117,9 @@ func TestAPolicysHoldsOutliveThePolicy(t *testing.T) {
 // before a template change is not in it yet. The pass that would send the
 // change out reads the policy afresh and holds.
 func TestAReleaseIsConfirmedAgainstThePolicyTheAPIServerHas(t *testing.T) {
-	ctx := context.Background()
 	b := newBindingTest(t, nil, interceptor.Funcs{})
 	b.reconcile(t)
-	pp := &policyv1alpha1.PropagationPolicy{}
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
-		t.Fatal(err)
-	}
+	pp := b.policy(t)
 	cachedPolicy := pp.DeepCopy()
 	freeze := "incident"
 	b.annotate(t, pp, &freeze)
@@ -129,7 +137,7 @@ func TestAReleaseIsConfirmedAgainstThePolicyTheAPIServerHas(t *testing.T) {
 	b.reconcile(t)
 	for _, cluster := range []string{"member1", "member2"} {
 		w := b.work(t, cluster)
-		if !ptr.Deref(w.Spec.SuspendDispatching, false) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "incident") {
+		if !heldWith(w, "incident") {
 			t.Errorf("%s: the change went out past the suspension the cache had not seen: suspend=%v image=%q", cluster,
 				ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w))
 		}
@@ -172,10 +180,7 @@ func TestAReleaseIsConfirmedAgainstThePolicyTheBindingLags(t *testing.T) {
 	ctx := context.Background()
 	b := newBindingTest(t, nil, interceptor.Funcs{})
 	b.reconcile(t)
-	pp := &policyv1alpha1.PropagationPolicy{}
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, pp); err != nil {
-		t.Fatal(err)
-	}
+	pp := b.policy(t)
 	pp.Spec.Suspension = &policyv1alpha1.Suspension{DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member2"}}}
 	if err := b.hub.Update(ctx, pp); err != nil {
 		t.Fatal(err)
@@ -183,8 +188,7 @@ func TestAReleaseIsConfirmedAgainstThePolicyTheBindingLags(t *testing.T) {
 	b.works.APIReader = b.hub
 	b.setImage(t, "nginx:1.28")
 	b.reconcile(t)
-	if w := b.work(t, "member2"); !ptr.Deref(w.Spec.SuspendDispatching, false) ||
-		!strings.Contains(w.Annotations["work.federator.dev/hold-message"], "dispatchingOnClusters") {
+	if w := b.work(t, "member2"); !heldWith(w, "dispatchingOnClusters") {
 		t.Errorf("member2: the change went out past the suspension the binding does not carry yet: suspend=%v image=%q message=%q",
 			ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w), w.Annotations["work.federator.dev/hold-message"])
 	}
