@@ -15,6 +15,8 @@
 #   work.karmada.io_clusterresourcebindings.yaml       work/v1alpha2 only
 #   cluster.karmada.io_clusters.yaml                   cluster/v1alpha1
 #   gating.federator.dev_gates.yaml                    federator's Gate (apis/policy/gating)
+#   rollouts.federator.dev_rollouts.yaml               federator's Rollout (apis/rollouts)
+#   rollouts.federator.dev_clusterrollouts.yaml        federator's ClusterRollout (apis/rollouts)
 #
 # The two policy CRDs then get what hack/crdpatch adds: the suspension
 # proposal's field spellings as aliases, and a status with conditions.
@@ -60,6 +62,7 @@ controller_gen crd \
 controller_gen object paths="./apis/..."
 controller_gen crd \
 	paths="./apis/policy/gating/..." \
+	paths="./apis/rollouts/..." \
 	output:crd:dir="${tmp_dir}/federator"
 
 # file: the CRD file name; from: which run produced it; status: whether the
@@ -74,6 +77,8 @@ crds=(
 	"work.karmada.io_resourcebindings.yaml             v1alpha2 yes"
 	"work.karmada.io_clusterresourcebindings.yaml      v1alpha2 yes"
 	"gating.federator.dev_gates.yaml                   federator yes"
+	"rollouts.federator.dev_rollouts.yaml              federator yes"
+	"rollouts.federator.dev_clusterrollouts.yaml       federator yes"
 )
 
 mkdir -p "${out_dir}"

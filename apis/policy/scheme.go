@@ -11,10 +11,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 )
 
 // NewScheme returns a scheme with the Kubernetes built-ins, the CRD API,
-// the Karmada API groups the hub serves and federator's own (Gates).
+// the Karmada API groups the hub serves and federator's own (Gates, Rollouts).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(AddToScheme(s))
@@ -31,6 +32,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		workv1alpha1.Install,
 		workv1alpha2.Install,
 		gatingv1alpha1.AddToScheme,
+		rolloutsv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -33,6 +33,10 @@ const (
 	// ReasonGateClosed: the Work waits for a closed (or missing) Gate; the
 	// message names the gate and who lists it.
 	ReasonGateClosed = "GateClosed"
+	// ReasonRolloutStage: the Work waits for its cluster's stage of a
+	// Rollout; the message names the Rollout, the stage and what it waits
+	// for.
+	ReasonRolloutStage = "RolloutStage"
 )
 
 // Reasons and messages of the Work Applied condition (Karmada's execution

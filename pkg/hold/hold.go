@@ -1,7 +1,7 @@
 // Package hold owns the one decision of whether a cluster's copy of a
 // resource template is held back from that cluster, and by what. Every kind
 // of hold (the policy's spec.suspension, the suspended annotation on a
-// policy or a template, and later gates and rollout stages) is a Check: a
+// policy or a template, and later gates, rollout stages) is a Check: a
 // small named function over plain values. Decide runs them all for every
 // target cluster and returns, per cluster, the holds that apply, each with a
 // reason constant and a message a person can act on.
@@ -54,6 +54,8 @@ type Input struct {
 	PolicyGates []Gate
 	// ClusterGates are, per cluster, the gates its Cluster lists.
 	ClusterGates map[string][]Gate
+	// Rollout governs the policy's templates; nil when none does.
+	Rollout *Rollout
 }
 
 // Hold is one holder's verdict on one cluster.
@@ -88,6 +90,7 @@ var Checks = []Check{
 	unknownSuspendedClusterCheck,
 	unknownClusterAnnotationCheck,
 	gateClosedCheck,
+	rolloutStageCheck,
 }
 
 // Decision is what holds one cluster's copy; nothing when it is free.

@@ -33,6 +33,9 @@ var (
 	openGate   = Gate{Ref: "ops/window", ListedBy: "Cluster member2", Found: true, Opened: true}
 )
 
+var canaryOnly = &Rollout{Name: "Rollout shop/web", Released: map[string]bool{"member1": true},
+	Waiting: map[string]string{"member2": "stage 'rest' waits for stage 'canary' to be healthy"}}
+
 func checksHolding(d map[string]Decision) map[string][]string {
 	out := map[string][]string{}
 	for cluster, decision := range d {
@@ -131,6 +134,15 @@ func TestDecide(t *testing.T) {
 			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true), PolicyGates: []Gate{closedGate}},
 			map[string][]string{"member1": {"PolicySuspension", "GateClosed"}, "member2": {"PolicySuspension", "GateClosed"},
 				"member3": {"PolicySuspension", "GateClosed"}}},
+		{"a rollout holds the clusters it has not released the current content to",
+			Input{Template: template(nil), Policy: policy(nil), Rollout: canaryOnly},
+			map[string][]string{"member2": {"RolloutStage"}, "member3": {"RolloutStage"}}},
+		{"a rollout that released nothing (content not taken in yet) holds every cluster",
+			Input{Template: template(nil), Policy: policy(nil), Rollout: &Rollout{Name: "Rollout shop/web"}},
+			map[string][]string{"member1": {"RolloutStage"}, "member2": {"RolloutStage"}, "member3": {"RolloutStage"}}},
+		{"a released cluster is still held by a suspension",
+			Input{Template: template(nil), Policy: policy(nil), Suspension: onClusters("member1"), Rollout: canaryOnly},
+			map[string][]string{"member1": {"PolicySuspension"}, "member2": {"RolloutStage"}, "member3": {"RolloutStage"}}},
 		{"the policy's suspension without a known policy still holds",
 			Input{Template: template(nil), Suspension: all(true)},
 			map[string][]string{"member1": {"PolicySuspension"}, "member2": {"PolicySuspension"}, "member3": {"PolicySuspension"}}},
@@ -149,8 +161,8 @@ func TestDecide(t *testing.T) {
 					t.Errorf("%s: Held() = %v", cluster, decision.Held())
 				}
 				wantReason := "SuspendDispatching"
-				if len(tc.want[cluster]) > 0 && tc.want[cluster][0] == "GateClosed" {
-					wantReason = "GateClosed"
+				if len(tc.want[cluster]) > 0 && (tc.want[cluster][0] == "GateClosed" || tc.want[cluster][0] == "RolloutStage") {
+					wantReason = tc.want[cluster][0]
 				}
 				if decision.Held() && decision.Reason() != wantReason {
 					t.Errorf("%s: reason %q, want %s", cluster, decision.Reason(), wantReason)
@@ -170,22 +182,25 @@ func TestDecideComposesEveryCombination(t *testing.T) {
 		policy(map[string]string{"suspended.propagation.federator.dev/member1": "true"})}
 	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1"), onClusters("typo")}
 	gates := []map[string][]Gate{nil, {"member2": {closedGate}}, {"member1": {openGate}}}
+	rollouts := []*Rollout{nil, canaryOnly, {Name: "Rollout shop/web"}}
 	clusters := []string{"member1", "member2"}
 	for _, tpl := range templates {
 		for _, pol := range policies {
 			for _, s := range suspensions {
 				for _, g := range gates {
-					in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g, KnownClusters: clusters}
-					got := Decide(in, clusters, Checks)
-					for _, cluster := range clusters {
-						var want []string
-						for _, c := range Checks {
-							if _, held := c.Holds(in, cluster); held {
-								want = append(want, c.Name)
+					for _, ro := range rollouts {
+						in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g, KnownClusters: clusters, Rollout: ro}
+						got := Decide(in, clusters, Checks)
+						for _, cluster := range clusters {
+							var want []string
+							for _, c := range Checks {
+								if _, held := c.Holds(in, cluster); held {
+									want = append(want, c.Name)
+								}
 							}
-						}
-						if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
-							t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+							if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
+								t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+							}
 						}
 					}
 				}
@@ -222,6 +237,10 @@ func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
 		{"missing gate",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{{Ref: "ops/typo", ListedBy: "PropagationPolicy shop/web"}}},
 			[]string{"gate 'ops/typo' does not exist (listed by PropagationPolicy shop/web); create it, or remove it from annotation gating.federator.dev/gates"}},
+		{"rollout stage",
+			Input{Template: template(nil), Policy: policy(nil), Rollout: &Rollout{Name: "Rollout shop/web",
+				Waiting: map[string]string{"member1": "stage 'rest' waits for stage 'canary' to be healthy"}}},
+			[]string{"held by Rollout shop/web: stage 'rest' waits for stage 'canary' to be healthy", "federator rollout status"}},
 		{"dispatching",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)},
 			[]string{"spec.suspension.dispatching of PropagationPolicy shop/web", "set it to false"}},

@@ -1,0 +1,83 @@
+// Package revision owns what identifies a template's content for a
+// Rollout: the content hash (what changes when the template's manifests
+// would, and nothing else) and the stamp the rollout controller writes on a
+// binding to say which revision took that content in. The rollout
+// controller writes stamps; the binding controller reads them to decide
+// the RolloutStage hold. Both need the same definition, so it lives here.
+package revision
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/karmada-io/karmada/pkg/resourceinterpreter/default/native/prune"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+)
+
+// Hash identifies the content a template sends to members: the template
+// without its status and the fields only the hub has (Karmada's prune),
+// and without the annotations that hold or delay it (suspending a template
+// or setting its deletion delay is no new revision).
+func Hash(tpl *unstructured.Unstructured) (string, error) {
+	m := tpl.DeepCopy()
+	if err := prune.RemoveIrrelevantFields(m); err != nil {
+		return "", fmt.Errorf("prune %s %s/%s: %w", tpl.GetKind(), tpl.GetNamespace(), tpl.GetName(), err)
+	}
+	delete(m.Object, "status")
+	if a := m.GetAnnotations(); a != nil {
+		for k := range a {
+			if k == policykeys.SuspendedAnnotation || strings.HasPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix) ||
+				k == policykeys.DeletionDelayAnnotation || k == lastApplied || strings.HasPrefix(k, "rollouts.federator.dev/") {
+				delete(a, k)
+			}
+		}
+		if len(a) == 0 {
+			a = nil
+		}
+		m.SetAnnotations(a)
+	}
+	raw, err := json.Marshal(m.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// lastApplied is kubectl's copy of what was applied: it changes with the
+// content (already hashed) and with the annotations that are no revision.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// Stamp is what a binding's rollouts.federator.dev/revision annotation
+// says: the Rollout (by UID) and its revision that took in the content
+// with Hash.
+type Stamp struct {
+	RolloutUID string
+	Revision   int64
+	Hash       string
+}
+
+// String is the annotation's value.
+func (s Stamp) String() string {
+	return s.RolloutUID + "/" + strconv.FormatInt(s.Revision, 10) + "/" + s.Hash
+}
+
+// ParseStamp reads the annotation's value; ok is false when it cannot be
+// read (then nothing is released on its strength).
+func ParseStamp(v string) (Stamp, bool) {
+	parts := strings.Split(v, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[2] == "" {
+		return Stamp{}, false
+	}
+	n, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || n < 1 {
+		return Stamp{}, false
+	}
+	return Stamp{RolloutUID: parts[0], Revision: n, Hash: parts[2]}, true
+}

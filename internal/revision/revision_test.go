@@ -1,0 +1,66 @@
+package revision
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func deployment(image string, annotations map[string]any) *unstructured.Unstructured {
+	meta := map[string]any{"name": "web", "namespace": "shop", "resourceVersion": "7", "generation": int64(3), "uid": "u1"}
+	if annotations != nil {
+		meta["annotations"] = annotations
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+		"spec":   map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": image}}}}},
+		"status": map[string]any{"replicas": int64(2)},
+	}}
+}
+
+func TestHashChangesWithContentOnly(t *testing.T) {
+	base, err := Hash(deployment("nginx:1.25", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := []struct {
+		name string
+		obj  *unstructured.Unstructured
+	}{
+		{"another status and resourceVersion", func() *unstructured.Unstructured {
+			d := deployment("nginx:1.25", nil)
+			d.Object["status"] = map[string]any{"replicas": int64(5)}
+			d.SetResourceVersion("99")
+			d.SetGeneration(9)
+			return d
+		}()},
+		{"suspended", deployment("nginx:1.25", map[string]any{"propagation.federator.dev/suspended": "incident"})},
+		{"suspended on one cluster", deployment("nginx:1.25", map[string]any{"suspended.propagation.federator.dev/member2": "true"})},
+		{"a deletion delay", deployment("nginx:1.25", map[string]any{"federator.dev/deletion-delay": "10m"})},
+		{"kubectl's last-applied copy", deployment("nginx:1.25", map[string]any{"kubectl.kubernetes.io/last-applied-configuration": "{}"})},
+	}
+	for _, tc := range same {
+		if got, _ := Hash(tc.obj); got != base {
+			t.Errorf("%s: hash %s, want %s (no new revision)", tc.name, got, base)
+		}
+	}
+	if got, _ := Hash(deployment("nginx:1.26", nil)); got == base {
+		t.Errorf("a new image kept the hash %s", got)
+	}
+	if got, _ := Hash(deployment("nginx:1.25", map[string]any{"team": "a"})); got == base {
+		t.Errorf("a new annotation that reaches members kept the hash %s", got)
+	}
+}
+
+func TestStamp(t *testing.T) {
+	s := Stamp{RolloutUID: "u-1", Revision: 4, Hash: "abc"}
+	got, ok := ParseStamp(s.String())
+	if !ok || got != s {
+		t.Fatalf("ParseStamp(%q) = %+v, %v", s.String(), got, ok)
+	}
+	for _, bad := range []string{"", "u/0/abc", "u/x/abc", "/1/abc", "u/1/", "u/1/a/b"} {
+		if _, ok := ParseStamp(bad); ok {
+			t.Errorf("ParseStamp(%q) read a stamp", bad)
+		}
+	}
+}
