@@ -1,0 +1,390 @@
+package rollout
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+)
+
+// Stage is a stage with its clusters resolved to the placed ones.
+type Stage struct {
+	Name string
+	// Clusters are the placed clusters of the stage, sorted.
+	Clusters []string
+	// MaxConcurrency is how many of them may be in flight at once (≥ 1).
+	MaxConcurrency int
+	MinSuccessTime time.Duration
+	// GateHold says why a gate the stage waits for holds it; "" when its
+	// gates are open.
+	GateHold string
+	Pause    bool
+}
+
+// Input is everything one step of the stage machine decides from.
+type Input struct {
+	Now time.Time
+	// Revision is the current revision.
+	Revision int64
+	// Initial: the revision is the first the rollout takes in; it is
+	// released to every cluster at once (what runs before a Rollout
+	// exists is no change to stage).
+	Initial bool
+	Stages  []Stage
+	// Prior is the status of the last step; its per-revision fields
+	// (soak, current stage) are reset by the caller when the revision
+	// changes.
+	Prior rolloutsv1alpha1.RolloutStatus
+	// Healthy says, per cluster, that every template is updated and
+	// available there at the current revision.
+	Healthy map[string]bool
+	// Paused is the reason the rollout is paused ("true" when none given);
+	// "" when it is not.
+	Paused string
+	// Promoted names the stage a person promoted at this revision.
+	Promoted         string
+	ProgressDeadline time.Duration
+	MaxFailures      *intstr.IntOrString
+}
+
+// Event is a transition worth telling on the Rollout.
+type Event struct {
+	Warning bool
+	Reason  string
+	Message string
+}
+
+// Output is one step's result.
+type Output struct {
+	Status rolloutsv1alpha1.RolloutStatus
+	Events []Event
+	// RequeueAfter is when the machine must look again although nothing
+	// changes (a soak ends, a deadline passes); 0 when not needed.
+	RequeueAfter time.Duration
+	// Completed: every stage has the revision.
+	Completed bool
+	// Failed names the stage that failed more than maxFailures; "" when
+	// none did.
+	Failed string
+	// Waiting says what the rollout waits for, for a person.
+	Waiting string
+	// WaitingReason is the reason constant of Waiting.
+	WaitingReason string
+}
+
+// Step computes the rollout's next status from the last one and what is
+// observed now: which clusters are released, healthy, failed; which stage
+// is current; its soak. It decides; the controller writes.
+func Step(in Input) Output {
+	out := Output{Status: rolloutsv1alpha1.RolloutStatus{Revision: in.Revision, PausedAt: in.Prior.PausedAt,
+		SoakStartedAt: in.Prior.SoakStartedAt}}
+	now := metav1.NewTime(in.Now)
+	// The soak clock stops while paused: a resume moves its start by the
+	// time spent paused.
+	switch {
+	case in.Paused != "" && out.Status.PausedAt == nil:
+		out.Status.PausedAt = &now
+	case in.Paused == "" && out.Status.PausedAt != nil:
+		if out.Status.SoakStartedAt != nil {
+			moved := metav1.NewTime(out.Status.SoakStartedAt.Add(in.Now.Sub(out.Status.PausedAt.Time)))
+			out.Status.SoakStartedAt = &moved
+		}
+		out.Status.PausedAt = nil
+	}
+	prior := map[string]rolloutsv1alpha1.ClusterStatus{}
+	for _, c := range in.Prior.Clusters {
+		prior[c.Name] = c
+	}
+	requeue := func(d time.Duration) {
+		if d > 0 && (out.RequeueAfter == 0 || d < out.RequeueAfter) {
+			out.RequeueAfter = d
+		}
+	}
+	// Each cluster's own state at the current revision.
+	states := map[string]rolloutsv1alpha1.ClusterStatus{}
+	for _, s := range in.Stages {
+		for _, name := range s.Clusters {
+			p := prior[name]
+			c := rolloutsv1alpha1.ClusterStatus{Name: name, Stage: s.Name, Revision: p.Revision}
+			if in.Initial {
+				c.Revision = in.Revision
+			}
+			switch {
+			case c.Revision != in.Revision:
+				c.State, c.Reason = rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage
+			case p.Revision == in.Revision && p.State == rolloutsv1alpha1.StateFailed:
+				c = p
+			case in.Healthy[name]:
+				c.State, c.Reason, c.Message = rolloutsv1alpha1.StateHealthy, rolloutsv1alpha1.ReasonHealthy, ""
+			default:
+				c.State, c.Reason = rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased
+				c.Message = "released; waiting for it to become healthy"
+			}
+			c.Stage = s.Name
+			c.Since = since(p, c, now)
+			if c.State == rolloutsv1alpha1.StateProgressing && in.ProgressDeadline > 0 {
+				left := c.Since.Add(in.ProgressDeadline).Sub(in.Now)
+				if left <= 0 {
+					c.State, c.Reason, c.Since = rolloutsv1alpha1.StateFailed, rolloutsv1alpha1.ReasonProgressDeadlineExceeded, now
+					c.Message = fmt.Sprintf("not healthy within the progress deadline (%s) of revision %d", in.ProgressDeadline, in.Revision)
+					out.Events = append(out.Events, Event{Warning: true, Reason: rolloutsv1alpha1.EventReasonClusterFailed,
+						Message: fmt.Sprintf("cluster %s (stage %s) failed: %s", name, s.Name, c.Message)})
+				} else {
+					requeue(left)
+				}
+			}
+			states[name] = c
+		}
+	}
+
+	set := func(name, state, reason, msg string) {
+		c := states[name]
+		p := c
+		c.State, c.Reason, c.Message = state, reason, msg
+		c.Since = since(p, c, now)
+		states[name] = c
+	}
+	priorStage := in.Prior.CurrentStage
+	stopped := false
+	for i, s := range in.Stages {
+		if stopped {
+			for _, name := range s.Clusters {
+				if states[name].State == rolloutsv1alpha1.StatePending {
+					msg := states[name].Message
+					if msg == "" {
+						msg = fmt.Sprintf("stage '%s' waits for stage '%s'", s.Name, out.Status.CurrentStage)
+					}
+					set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage, msg)
+				}
+			}
+			continue
+		}
+		var released, healthy, failed, inFlight int
+		var failedNames []string
+		for _, name := range s.Clusters {
+			switch states[name].State {
+			case rolloutsv1alpha1.StateHealthy:
+				released++
+				healthy++
+			case rolloutsv1alpha1.StateFailed:
+				released++
+				failed++
+				failedNames = append(failedNames, name)
+			case rolloutsv1alpha1.StateProgressing:
+				released++
+				inFlight++
+			}
+		}
+		if len(s.Clusters) == 0 {
+			continue
+		}
+		if maxFail := scaled(in.MaxFailures, len(s.Clusters), 0, false); failed > maxFail {
+			out.Failed = s.Name
+			out.Status.CurrentStage = s.Name
+			out.Waiting = fmt.Sprintf("stage '%s' failed: %d of %d clusters failed (%s), more than maxFailures %d; apply a fixed revision of the template, or `federator rollout undo`",
+				s.Name, failed, len(s.Clusters), strings.Join(failedNames, ", "), maxFail)
+			out.WaitingReason = rolloutsv1alpha1.ReasonStageFailed
+			if priorStage != s.Name || !failedBefore(in.Prior) {
+				out.Events = append(out.Events, Event{Warning: true, Reason: rolloutsv1alpha1.EventReasonRolloutFailed,
+					Message: fmt.Sprintf("revision %d: %s", in.Revision, out.Waiting)})
+			}
+			stopped = true
+			markHeldAfter(in.Stages[i:], states, s.Name, set)
+			break
+		}
+		if released == len(s.Clusters) && inFlight == 0 {
+			// Settled: soak, then the next stage.
+			if s.MinSuccessTime > 0 {
+				start := out.Status.SoakStartedAt
+				if priorStage != s.Name || start == nil {
+					start = &now
+					if out.Status.PausedAt != nil {
+						start = out.Status.PausedAt
+					}
+				}
+				end := out.Status.PausedAt
+				if end == nil {
+					end = &now
+				}
+				if elapsed := end.Sub(start.Time); elapsed < s.MinSuccessTime {
+					out.Status.CurrentStage, out.Status.SoakStartedAt = s.Name, start
+					left := s.MinSuccessTime - elapsed
+					out.Waiting = fmt.Sprintf("stage '%s' is healthy and soaks for %s more (minSuccessTime %s)", s.Name, left.Round(time.Second), s.MinSuccessTime)
+					out.WaitingReason = rolloutsv1alpha1.ReasonStageSoaking
+					if in.Paused == "" {
+						requeue(left)
+					}
+					stopped = true
+					markWaiting(in.Stages[i+1:], states, fmt.Sprintf("waits for stage '%s' to soak", s.Name), set)
+					break
+				}
+			}
+			if priorStage == s.Name {
+				out.Events = append(out.Events, Event{Reason: rolloutsv1alpha1.EventReasonStageCompleted,
+					Message: fmt.Sprintf("revision %d: stage '%s' completed (%d of %d clusters healthy)", in.Revision, s.Name, healthy, len(s.Clusters))})
+			}
+			out.Status.SoakStartedAt = nil
+			priorStage = ""
+			continue
+		}
+		out.Status.CurrentStage = s.Name
+		if priorStage != s.Name {
+			out.Status.SoakStartedAt = nil
+		}
+		stopped = true
+		if released == 0 {
+			wait, reason := "", ""
+			switch {
+			case in.Paused != "":
+				wait, reason = "the rollout is paused", rolloutsv1alpha1.ReasonSuspended
+			case s.GateHold != "":
+				wait, reason = s.GateHold, rolloutsv1alpha1.ReasonWaitingForGate
+			case s.Pause && in.Promoted != s.Name:
+				wait = fmt.Sprintf("stage '%s' pauses until promoted: `federator rollout promote` starts it", s.Name)
+				reason = rolloutsv1alpha1.ReasonWaitingForPromotion
+			}
+			if wait != "" {
+				out.Waiting, out.WaitingReason = wait, reason
+				for _, name := range s.Clusters {
+					set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage, fmt.Sprintf("stage '%s': %s", s.Name, wait))
+				}
+				markWaiting(in.Stages[i+1:], states, fmt.Sprintf("waits for stage '%s'", s.Name), set)
+				break
+			}
+		}
+		if in.Paused == "" {
+			limit := max(s.MaxConcurrency, 1)
+			newly := 0
+			for _, name := range s.Clusters {
+				if inFlight >= limit {
+					break
+				}
+				if states[name].State == rolloutsv1alpha1.StatePending {
+					c := states[name]
+					c.Revision = in.Revision
+					states[name] = c
+					set(name, rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased, "released; waiting for it to become healthy")
+					inFlight++
+					newly++
+					if in.ProgressDeadline > 0 {
+						requeue(in.ProgressDeadline)
+					}
+				}
+			}
+			if released == 0 && newly > 0 {
+				out.Events = append(out.Events, Event{Reason: rolloutsv1alpha1.EventReasonStageStarted,
+					Message: fmt.Sprintf("revision %d: stage '%s' started (%d of %d clusters released)", in.Revision, s.Name, newly, len(s.Clusters))})
+			}
+		}
+		for _, name := range s.Clusters {
+			if states[name].State == rolloutsv1alpha1.StatePending {
+				set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForConcurrency,
+					fmt.Sprintf("stage '%s' releases %d cluster(s) at a time", s.Name, max(s.MaxConcurrency, 1)))
+			}
+		}
+		if in.Paused != "" {
+			out.Waiting, out.WaitingReason = "the rollout is paused", rolloutsv1alpha1.ReasonSuspended
+		} else {
+			out.Waiting = fmt.Sprintf("stage '%s' is being released: %d of %d clusters healthy", s.Name, healthy, len(s.Clusters))
+			out.WaitingReason = rolloutsv1alpha1.ReasonStageProgressing
+		}
+		markWaiting(in.Stages[i+1:], states, fmt.Sprintf("waits for stage '%s' to be healthy", s.Name), set)
+		break
+	}
+	if !stopped {
+		out.Completed = true
+		out.Status.CurrentStage = ""
+		out.Status.SoakStartedAt = nil
+		if !completedBefore(in.Prior, in.Revision) && !in.Initial {
+			out.Events = append(out.Events, Event{Reason: rolloutsv1alpha1.EventReasonRolloutCompleted,
+				Message: fmt.Sprintf("revision %d reached every stage", in.Revision)})
+		}
+	}
+	for _, s := range in.Stages {
+		for _, name := range s.Clusters {
+			out.Status.Clusters = append(out.Status.Clusters, states[name])
+		}
+	}
+	slices.SortFunc(out.Status.Clusters, func(a, b rolloutsv1alpha1.ClusterStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// markWaiting says, on every pending cluster of the stages after the
+// current one, what its stage waits for.
+func markWaiting(stages []Stage, states map[string]rolloutsv1alpha1.ClusterStatus, why string, set func(name, state, reason, msg string)) {
+	for _, s := range stages {
+		for _, name := range s.Clusters {
+			if states[name].State == rolloutsv1alpha1.StatePending {
+				set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage, fmt.Sprintf("stage '%s' %s", s.Name, why))
+			}
+		}
+	}
+}
+
+func markHeldAfter(stages []Stage, states map[string]rolloutsv1alpha1.ClusterStatus, failed string, set func(name, state, reason, msg string)) {
+	for _, s := range stages {
+		for _, name := range s.Clusters {
+			if states[name].State == rolloutsv1alpha1.StatePending || states[name].State == rolloutsv1alpha1.StateHeld {
+				set(name, rolloutsv1alpha1.StateHeld, rolloutsv1alpha1.ReasonRolloutFailed,
+					fmt.Sprintf("stage '%s' failed; this cluster keeps the revision it has", failed))
+			}
+		}
+	}
+}
+
+// since keeps a cluster's time in its state while state and revision stay.
+func since(p, c rolloutsv1alpha1.ClusterStatus, now metav1.Time) metav1.Time {
+	if p.State == c.State && p.Revision == c.Revision && !p.Since.IsZero() {
+		return p.Since
+	}
+	return now
+}
+
+func failedBefore(s rolloutsv1alpha1.RolloutStatus) bool {
+	for _, c := range s.Conditions {
+		if c.Type == rolloutsv1alpha1.ConditionFailed {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func completedBefore(s rolloutsv1alpha1.RolloutStatus, revision int64) bool {
+	if s.Revision != revision {
+		return false
+	}
+	for _, c := range s.Conditions {
+		if c.Type == rolloutsv1alpha1.ConditionCompleted {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// scaled resolves a number or percentage of total; def when unset.
+// Percentages round down for failures (never allow more than asked) and up
+// for concurrency (never stall at 0).
+func scaled(v *intstr.IntOrString, total, def int, roundUp bool) int {
+	if v == nil {
+		return def
+	}
+	if v.Type == intstr.Int {
+		return v.IntValue()
+	}
+	pct := strings.TrimSuffix(v.StrVal, "%")
+	var p float64
+	if _, err := fmt.Sscanf(pct, "%g", &p); err != nil {
+		return def
+	}
+	n := p * float64(total) / 100
+	if roundUp {
+		return int(math.Ceil(n))
+	}
+	return int(math.Floor(n))
+}
