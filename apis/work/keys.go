@@ -35,6 +35,11 @@ const (
 	// HoldMessageAnnotation says, for a person, which holder holds the Work
 	// and what releases it.
 	HoldMessageAnnotation = "work.federator.dev/hold-message"
+	// TemplateHashAnnotation, on a Work of a template a Rollout governs,
+	// is the content hash (internal/revision) of the template its manifest
+	// was built from: the rollout controller counts a cluster healthy at a
+	// revision only when its Work carries that revision's content.
+	TemplateHashAnnotation = "work.federator.dev/template-hash"
 
 	// OverrideFailedAnnotation, on a Work, names the override policy and
 	// rule that cannot be applied to its cluster's manifest, and why. The

@@ -9,6 +9,8 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/federator-dev/federator/internal/batch"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -19,7 +21,7 @@ import (
 func TestStatusChangesOfOneBindingAreBatched(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
-	h := batched(bindingOfWork(false), 20*time.Millisecond)
+	h := batch.Handler(bindingOfWork(false), 20*time.Millisecond)
 	work := func(cluster string) *workv1alpha1.Work {
 		return &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-" + cluster, Name: "web-1",
 			Annotations: map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotationKey: "shop",

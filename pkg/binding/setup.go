@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/batch"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
@@ -48,7 +50,8 @@ const PolicyIndex = "binding.federator.dev/policy"
 // the policy's generation, so the detector does not rewrite the binding for
 // it), when a gate it waits for opens, closes, appears or goes, or its spec
 // or requests change (gates are judged by the clock, gates.go), and when an
-// override policy that may select its template comes, changes or goes.
+// override policy that may select its template comes, changes or goes, and
+// when a Rollout that governs its policy comes, goes or releases clusters.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	if err := indexWorks(mgr); err != nil {
 		return err
@@ -77,7 +80,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Named(name).
 			For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
 				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-			Watches(&workv1alpha1.Work{}, batched(bindingOfWork(clusterScoped), workBatch),
+			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), workBatch),
 				builder.WithPredicates(workIntentChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
@@ -89,6 +92,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy")),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
+			Watches(&rolloutsv1alpha1.Rollout{}, handler.EnqueueRequestsFromMapFunc(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"))).
+			Watches(&rolloutsv1alpha1.ClusterRollout{}, handler.EnqueueRequestsFromMapFunc(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"))).
 			Watches(&policyv1alpha1.OverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
@@ -116,7 +121,7 @@ func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-			Watches(&workv1alpha1.Work{}, batched(bindingOfWork(clusterScoped), statusBatch),
+			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), statusBatch),
 				builder.WithPredicates(workStatusChanged{})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
 			Complete(&StatusReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped})
@@ -134,31 +139,6 @@ func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
 // delays only what the binding and the template report, never what reaches
 // a member.
 const statusBatch = 250 * time.Millisecond
-
-// batched enqueues the requests mapFn returns after delay; a request
-// already waiting is not added twice, so the events of one batch bring one
-// reconcile.
-func batched(mapFn handler.MapFunc, delay time.Duration) handler.EventHandler {
-	add := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, r := range mapFn(ctx, o) {
-			q.AddAfter(r, delay)
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, e.Object, q)
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, e.ObjectNew, q)
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, e.Object, q)
-		},
-		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(ctx, e.Object, q)
-		},
-	}
-}
 
 func policyIndexValue(kind, namespace, name string) string {
 	if namespace == "" {
@@ -265,6 +245,26 @@ func bindingsOfPolicy(c client.Reader, clusterScoped bool, kind string) handler.
 		list := bindingList(clusterScoped)
 		if err := c.List(ctx, list, client.MatchingFields{PolicyIndex: policyIndexValue(kind, p.GetNamespace(), p.GetName())}); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing the bindings of a policy", "policy", client.ObjectKeyFromObject(p))
+			return nil
+		}
+		return requests(list)
+	}
+}
+
+// bindingsOfRollout maps a Rollout to the bindings of the policy it
+// governs: what it releases (its status) is their RolloutStage hold.
+func bindingsOfRollout(c client.Reader, clusterScoped bool, policyKind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var name string
+		switch r := o.(type) {
+		case *rolloutsv1alpha1.Rollout:
+			name = r.Spec.PolicyRef.Name
+		case *rolloutsv1alpha1.ClusterRollout:
+			name = r.Spec.PolicyRef.Name
+		}
+		list := bindingList(clusterScoped)
+		if err := c.List(ctx, list, client.MatchingFields{PolicyIndex: policyIndexValue(policyKind, o.GetNamespace(), name)}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the bindings of a rollout's policy", "rollout", client.ObjectKeyFromObject(o))
 			return nil
 		}
 		return requests(list)

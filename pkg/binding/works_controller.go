@@ -33,11 +33,13 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/internal/revision"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/metrics"
@@ -264,7 +266,38 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 			return in, err
 		}
 	}
-	return in, nil
+	return in, r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets)
+}
+
+// rolloutInput adds the Rollout that governs the policy, if one does: a
+// target is released only when the Rollout took in the template's
+// current content (the binding's stamp names it) and released that
+// revision to the target. The template's content hash goes onto its Works
+// (templateHash), so the rollout controller judges health at this content.
+func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, tpl *unstructured.Unstructured,
+	kind, ns, name string, targets []string) error {
+	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
+	if err != nil || !ok {
+		return err
+	}
+	hash, err := revision.Hash(tpl)
+	if err != nil {
+		return err
+	}
+	stamp := b.obj.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation]
+	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, TemplateHash: hash}
+	for _, t := range targets {
+		if ro.Released(stamp, hash, t) {
+			in.Rollout.Released[t] = true
+			continue
+		}
+		if s, ok := revision.ParseStamp(stamp); !ok || s.Hash != hash || s.RolloutUID != string(ro.UID()) {
+			in.Rollout.Waiting[t] = "the rollout has not taken in this content of the template yet"
+		} else {
+			in.Rollout.Waiting[t] = ro.Waiting(t)
+		}
+	}
+	return nil
 }
 
 // setApproved records on the binding whether the gates it waits for are
@@ -429,7 +462,11 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		} else {
 			withDeletionDelay(manifest, delay)
 		}
-		work, err := r.work(b, manifest, applied, o, decisions[target.Name])
+		var templateHash string
+		if in.Rollout != nil {
+			templateHash = in.Rollout.TemplateHash
+		}
+		work, err := r.work(b, manifest, applied, o, decisions[target.Name], templateHash)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -501,7 +538,7 @@ const parallelWorkWrites = 16
 // plus the hold annotations the dispatcher reports, and the overrides
 // applied as Karmada records them.
 func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied map[string]string, o Origin,
-	decision hold.Decision) (*workv1alpha1.Work, error) {
+	decision hold.Decision, templateHash string) (*workv1alpha1.Work, error) {
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
 		return nil, err
@@ -520,6 +557,9 @@ func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied m
 		annotations[workv1alpha2.ResourceBindingNameAnnotationKey] = o.BindingName
 	}
 	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = manifest.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation]
+	if templateHash != "" {
+		annotations[workkeys.TemplateHashAnnotation] = templateHash
+	}
 	if decision.Held() {
 		annotations[workkeys.HoldReasonAnnotation] = decision.Reason()
 		annotations[workkeys.HoldMessageAnnotation] = decision.Message()

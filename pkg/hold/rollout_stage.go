@@ -16,6 +16,10 @@ type Rollout struct {
 	// Waiting says, per held cluster, what its stage waits for ("stage
 	// 'rest' waits for stage 'canary' to be healthy"); "" when not known.
 	Waiting map[string]string
+	// TemplateHash is the content hash the decision is for
+	// (internal/revision); the Works carry it, so the rollout controller
+	// judges each cluster's health at that content.
+	TemplateHash string
 }
 
 // rolloutStageCheck: a cluster the Rollout has not released the template's

@@ -13,6 +13,7 @@ import (
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/namespacesync"
+	"github.com/federator-dev/federator/pkg/rollout"
 	"github.com/federator-dev/federator/pkg/softdelete"
 )
 
@@ -70,6 +71,10 @@ var Controllers = []Controller{
 	{Name: "gate", What: "Gate status: opened or closed, why, until when",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return gate.SetupWithManager(mgr, gate.Options{Workers: d.options.Workers})
+		}},
+	{Name: "rollout", What: "Rollouts: each new revision released stage by stage (pkg/rollout)",
+		setup: func(mgr ctrl.Manager, d deps) error {
+			return rollout.SetupWithManager(mgr, rollout.Options{Workers: d.options.Workers})
 		}},
 	{Name: "namespace", What: "hub namespaces to every member",
 		setup: func(mgr ctrl.Manager, d deps) error {

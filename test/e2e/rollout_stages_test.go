@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// A Rollout over members that run workloads: each new image walks
+// through the stages as each becomes healthy; a broken one stops at the
+// first stage, and the clusters of the later stages never store it.
+var _ = Describe("staged rollouts", Ordered, func() {
+	var w *workloadFleet
+	const ns, name = "default", "staged"
+	BeforeAll(func() {
+		w = useWorkloadFleet()
+	})
+
+	rollout := func() *rolloutsv1alpha1.Rollout {
+		GinkgoHelper()
+		ro := &rolloutsv1alpha1.Rollout{}
+		Expect(w.hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ro)).To(Succeed())
+		return ro
+	}
+	condition := func(ro *rolloutsv1alpha1.Rollout, t string) metav1.ConditionStatus {
+		c := meta.FindStatusCondition(ro.Status.Conditions, t)
+		if c == nil || c.ObservedGeneration != ro.Generation {
+			return ""
+		}
+		return c.Status
+	}
+	completedAt := func(revision int64) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			ro := rollout()
+			g.Expect(ro.Status.Revision).To(Equal(revision))
+			g.Expect(condition(ro, rolloutsv1alpha1.ConditionCompleted)).To(Equal(metav1.ConditionTrue), "%+v", ro.Status)
+		}, "3m").Should(Succeed())
+	}
+	recorders := map[string]*framework.Recorder{}
+	recordAll := func() {
+		GinkgoHelper()
+		for _, m := range w.f.Members {
+			dyn, err := dynamic.NewForConfig(m.Config)
+			Expect(err).NotTo(HaveOccurred())
+			r, err := framework.Record(ctx, dyn, w.inMembers[m.Name], deploymentRef(ns, name), m.Name)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(r.Stop)
+			recorders[m.Name] = r
+		}
+	}
+
+	It("takes in what runs as its first revision, then walks a healthy image through three stages in order", func() {
+		Expect(framework.Apply(ctx, w.hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
+		w.placeOnEveryMember("apps/v1", "Deployment", ns, name)
+		Expect(framework.Apply(ctx, w.hub, &rolloutsv1alpha1.Rollout{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rollouts.federator.dev/v1alpha1", Kind: "Rollout"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: rolloutsv1alpha1.RolloutSpec{
+				PolicyRef:        rolloutsv1alpha1.PolicyReference{Name: name},
+				ProgressDeadline: &metav1.Duration{Duration: 25 * time.Second},
+				Stages: []rolloutsv1alpha1.Stage{
+					{Name: "canary", Clusters: []string{"member1"}},
+					{Name: "second", Clusters: []string{"member2"}},
+					{Name: "last", Clusters: []string{"member3"}},
+				},
+			},
+		}, fieldOwner)).To(Succeed())
+		completedAt(1)
+		for m, c := range w.inMembers {
+			Eventually(func(g Gomega) string {
+				d := &appsv1.Deployment{}
+				g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+				return d.Spec.Template.Spec.Containers[0].Image
+			}).Should(Equal("nginx:1.25"), m)
+		}
+
+		recordAll()
+		hubDyn, err := dynamic.NewForConfig(w.f.Hub.Config)
+		Expect(err).NotTo(HaveOccurred())
+		statuses, err := framework.Record(ctx, hubDyn, w.hub, &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, "hub")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(statuses.Stop)
+		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.26")).To(Succeed())
+		completedAt(2)
+		By("each stage started once, in order, as the Events say")
+		Eventually(func(g Gomega) []string {
+			return rolloutEvents(g, w.hub, ns, name, rolloutsv1alpha1.EventReasonStageStarted)
+		}).Should(ConsistOf(
+			"revision 2: stage 'canary' started (1 of 1 clusters released)",
+			"revision 2: stage 'second' started (1 of 1 clusters released)",
+			"revision 2: stage 'last' started (1 of 1 clusters released)"))
+		By("no stored status of revision 2 released a stage before the one before it was healthy")
+		states := framework.JSONPath("{.status.revision} {range .status.clusters[*]}{.name}={.state} {end}")
+		versions := stored(statuses, states)
+		Expect(versions).To(ContainElement("2 member1=Healthy member2=Healthy member3=Healthy "))
+		for _, v := range versions {
+			if !strings.HasPrefix(v, "2 ") {
+				continue
+			}
+			if !strings.Contains(v, "member3=Pending") {
+				Expect(v).To(ContainSubstring("member2=Healthy"), "member3 released before member2 was healthy: %q", v)
+			}
+			if !strings.Contains(v, "member2=Pending") {
+				Expect(v).To(ContainSubstring("member1=Healthy"), "member2 released before member1 was healthy: %q", v)
+			}
+		}
+		Expect(stored(recorders["member3"], framework.Image)).To(ContainElement("nginx:1.26"))
+	})
+
+	It("stops a -broken image at the canary: it fails there, and member2 and member3 never store it", func() {
+		recordAll()
+		const broken = "nginx:1.27-broken"
+		Expect(framework.SetImage(ctx, w.hub, ns, name, broken)).To(Succeed())
+		Eventually(func(g Gomega) {
+			ro := rollout()
+			g.Expect(ro.Status.Revision).To(Equal(int64(3)))
+			g.Expect(condition(ro, rolloutsv1alpha1.ConditionFailed)).To(Equal(metav1.ConditionTrue), "%+v", ro.Status)
+			states := map[string]string{}
+			for _, c := range ro.Status.Clusters {
+				states[c.Name] = c.State
+			}
+			g.Expect(states).To(Equal(map[string]string{"member1": rolloutsv1alpha1.StateFailed,
+				"member2": rolloutsv1alpha1.StateHeld, "member3": rolloutsv1alpha1.StateHeld}))
+		}, "2m").Should(Succeed())
+		Eventually(func(g Gomega) []string {
+			return rolloutEvents(g, w.hub, ns, name, rolloutsv1alpha1.EventReasonRolloutFailed)
+		}).Should(ContainElement(ContainSubstring("revision 3: stage 'canary' failed: 1 of 1 clusters failed (member1)")))
+
+		By("member2's and member3's Works hold with reason RolloutStage; the dispatcher says so")
+		for _, m := range []string{"member2", "member3"} {
+			Eventually(func(g Gomega) {
+				d := dispatchingOn(w.hub, m, ns, name)
+				g.Expect(d).NotTo(BeNil())
+				g.Expect(d.Reason).To(Equal("RolloutStage"))
+				g.Expect(d.Status).To(Equal(metav1.ConditionFalse))
+			}).Should(Succeed())
+		}
+		Expect(stored(recorders["member1"], framework.Image)).To(ContainElement(broken))
+		for _, m := range []string{"member2", "member3"} {
+			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement(broken), "%s stored the broken image", m)
+		}
+
+		By("a fixed image is a new revision: it starts from the canary again and reaches every member")
+		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.27")).To(Succeed())
+		completedAt(4)
+		for m, c := range w.inMembers {
+			Eventually(func(g Gomega) string {
+				d := &appsv1.Deployment{}
+				g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+				return d.Spec.Template.Spec.Containers[0].Image
+			}).Should(Equal("nginx:1.27"), m)
+		}
+		for _, m := range []string{"member2", "member3"} {
+			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement(broken), "%s stored the broken image", m)
+		}
+	})
+})
+
+// rolloutEvents are the messages of the Events with reason on the
+// Rollout ns/name of a workload fleet's hub.
+func rolloutEvents(g Gomega, hub client.Client, ns, name, reason string) []string {
+	events := &corev1.EventList{}
+	g.Expect(hub.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "Rollout" && e.InvolvedObject.Name == name && e.Reason == reason {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+// dispatchingOn is the Dispatching condition of the Deployment's Work for
+// member on hub.
+func dispatchingOn(hub client.Client, member, ns, name string) *metav1.Condition {
+	w := workOn(hub, member, ns, name)
+	if w == nil {
+		return nil
+	}
+	return meta.FindStatusCondition(w.Status.Conditions, "Dispatching")
+}
+
