@@ -2,8 +2,8 @@ package rollout
 
 import (
 	"fmt"
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -143,28 +143,33 @@ func Step(in Input) Output {
 		}
 	}
 
+	// set changes a cluster's state; its Since is kept when the state and
+	// revision are those of the last step (a cluster held step after step
+	// is held since it was first held).
 	set := func(name, state, reason, msg string) {
 		c := states[name]
-		p := c
 		c.State, c.Reason, c.Message = state, reason, msg
-		c.Since = since(p, c, now)
+		c.Since = since(prior[name], c, now)
 		states[name] = c
 	}
 	priorStage := in.Prior.CurrentStage
+	// The stages the revision already went through: those before the
+	// last step's current stage; all of them for the initial revision, or
+	// when no stage was current although the revision was released
+	// already (it went through every stage; a new revision has no cluster
+	// yet). They do not start, soak or complete again.
+	donePrefix := 0
+	switch {
+	case in.Initial, priorStage == "" && slices.ContainsFunc(in.Prior.Clusters, func(c rolloutsv1alpha1.ClusterStatus) bool { return c.Revision == in.Revision }):
+		donePrefix = len(in.Stages)
+	case priorStage != "":
+		donePrefix = max(slices.IndexFunc(in.Stages, func(s Stage) bool { return s.Name == priorStage }), 0)
+	}
+	// catchingUp are clusters of stages already done that are not
+	// settled: newly placed ones (or, for the initial revision, any).
+	var catchingUp []string
 	stopped := false
 	for i, s := range in.Stages {
-		if stopped {
-			for _, name := range s.Clusters {
-				if states[name].State == rolloutsv1alpha1.StatePending {
-					msg := states[name].Message
-					if msg == "" {
-						msg = fmt.Sprintf("stage '%s' waits for stage '%s'", s.Name, out.Status.CurrentStage)
-					}
-					set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage, msg)
-				}
-			}
-			continue
-		}
 		var released, healthy, failed, inFlight int
 		var failedNames []string
 		for _, name := range s.Clusters {
@@ -194,9 +199,39 @@ func Step(in Input) Output {
 				out.Events = append(out.Events, Event{Warning: true, Reason: rolloutsv1alpha1.EventReasonRolloutFailed,
 					Message: fmt.Sprintf("revision %d: %s", in.Revision, out.Waiting)})
 			}
+			out.Status.SoakStartedAt = nil
 			stopped = true
 			markHeldAfter(in.Stages[i:], states, s.Name, set)
 			break
+		}
+		if i < donePrefix {
+			// A stage already done: its gates, pause and soak are behind
+			// it. A cluster newly placed in it is released
+			// (maxConcurrency at a time) without sending the rollout
+			// back to it.
+			limit := max(s.MaxConcurrency, 1)
+			for _, name := range s.Clusters {
+				if in.Paused != "" || inFlight >= limit {
+					break
+				}
+				if states[name].State == rolloutsv1alpha1.StatePending {
+					c := states[name]
+					c.Revision = in.Revision
+					states[name] = c
+					set(name, rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased, "released; waiting for it to become healthy")
+					inFlight++
+					if in.ProgressDeadline > 0 {
+						requeue(in.ProgressDeadline)
+					}
+				}
+			}
+			markPending(s, states, in.Paused, set)
+			for _, name := range s.Clusters {
+				if st := states[name].State; st == rolloutsv1alpha1.StatePending || st == rolloutsv1alpha1.StateProgressing {
+					catchingUp = append(catchingUp, name)
+				}
+			}
+			continue
 		}
 		if released == len(s.Clusters) && inFlight == 0 {
 			// Settled: soak, then the next stage.
@@ -230,13 +265,12 @@ func Step(in Input) Output {
 					Message: fmt.Sprintf("revision %d: stage '%s' completed (%d of %d clusters healthy)", in.Revision, s.Name, healthy, len(s.Clusters))})
 			}
 			out.Status.SoakStartedAt = nil
-			priorStage = ""
 			continue
 		}
 		out.Status.CurrentStage = s.Name
-		if priorStage != s.Name {
-			out.Status.SoakStartedAt = nil
-		}
+		// Not settled (not yet, or a cluster turned unhealthy): the soak
+		// starts over once it is.
+		out.Status.SoakStartedAt = nil
 		stopped = true
 		if released == 0 {
 			wait, reason := "", ""
@@ -282,12 +316,7 @@ func Step(in Input) Output {
 					Message: fmt.Sprintf("revision %d: stage '%s' started (%d of %d clusters released)", in.Revision, s.Name, newly, len(s.Clusters))})
 			}
 		}
-		for _, name := range s.Clusters {
-			if states[name].State == rolloutsv1alpha1.StatePending {
-				set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForConcurrency,
-					fmt.Sprintf("stage '%s' releases %d cluster(s) at a time", s.Name, max(s.MaxConcurrency, 1)))
-			}
-		}
+		markPending(s, states, in.Paused, set)
 		if in.Paused != "" {
 			out.Waiting, out.WaitingReason = "the rollout is paused", rolloutsv1alpha1.ReasonSuspended
 		} else {
@@ -297,7 +326,24 @@ func Step(in Input) Output {
 		markWaiting(in.Stages[i+1:], states, fmt.Sprintf("waits for stage '%s' to be healthy", s.Name), set)
 		break
 	}
-	if !stopped {
+	switch {
+	case stopped:
+	case len(catchingUp) > 0:
+		// Every stage is done but clusters of them are still being
+		// released.
+		out.Status.CurrentStage = ""
+		out.Status.SoakStartedAt = nil
+		if in.Paused != "" {
+			out.Waiting, out.WaitingReason = "the rollout is paused", rolloutsv1alpha1.ReasonSuspended
+		} else {
+			what := "clusters newly placed in stages already done"
+			if in.Initial {
+				what = "every cluster at once (the first revision)"
+			}
+			out.Waiting = fmt.Sprintf("revision %d is being released to %s: waiting for %s to become healthy", in.Revision, what, strings.Join(catchingUp, ", "))
+			out.WaitingReason = rolloutsv1alpha1.ReasonStageProgressing
+		}
+	default:
 		out.Completed = true
 		out.Status.CurrentStage = ""
 		out.Status.SoakStartedAt = nil
@@ -327,6 +373,24 @@ func markWaiting(stages []Stage, states map[string]rolloutsv1alpha1.ClusterStatu
 	}
 }
 
+// markPending says, on every pending cluster of a stage being released, why it
+// is not released yet: the pause, or its turn under maxConcurrency.
+func markPending(s Stage, states map[string]rolloutsv1alpha1.ClusterStatus, paused string, set func(name, state, reason, msg string)) {
+	for _, name := range s.Clusters {
+		if states[name].State != rolloutsv1alpha1.StatePending {
+			continue
+		}
+		if paused != "" {
+			set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage, fmt.Sprintf("stage '%s': the rollout is paused", s.Name))
+		} else {
+			set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForConcurrency,
+				fmt.Sprintf("stage '%s' releases %d cluster(s) at a time", s.Name, max(s.MaxConcurrency, 1)))
+		}
+	}
+}
+
+// markHeldAfter holds every pending cluster of the failed stage and the
+// stages after it: they keep the revision they have.
 func markHeldAfter(stages []Stage, states map[string]rolloutsv1alpha1.ClusterStatus, failed string, set func(name, state, reason, msg string)) {
 	for _, s := range stages {
 		for _, name := range s.Clusters {
@@ -367,7 +431,9 @@ func completedBefore(s rolloutsv1alpha1.RolloutStatus, revision int64) bool {
 	return false
 }
 
-// scaled resolves a number or percentage of total; def when unset.
+// scaled resolves a number or percentage of total; def when unset or
+// invalid (not a whole number, or "<whole number>%", or negative). A
+// number written as a string ("2") is that number, as it reads.
 // Percentages round down for failures (never allow more than asked) and up
 // for concurrency (never stall at 0).
 func scaled(v *intstr.IntOrString, total, def int, roundUp bool) int {
@@ -375,16 +441,21 @@ func scaled(v *intstr.IntOrString, total, def int, roundUp bool) int {
 		return def
 	}
 	if v.Type == intstr.Int {
-		return v.IntValue()
+		if v.IntVal < 0 {
+			return def
+		}
+		return int(v.IntVal)
 	}
-	pct := strings.TrimSuffix(v.StrVal, "%")
-	var p float64
-	if _, err := fmt.Sscanf(pct, "%g", &p); err != nil {
+	pct, isPct := strings.CutSuffix(strings.TrimSpace(v.StrVal), "%")
+	n, err := strconv.Atoi(pct)
+	if err != nil || n < 0 {
 		return def
 	}
-	n := p * float64(total) / 100
-	if roundUp {
-		return int(math.Ceil(n))
+	if !isPct {
+		return n
 	}
-	return int(math.Floor(n))
+	if roundUp {
+		return (n*total + 99) / 100
+	}
+	return n * total / 100
 }
