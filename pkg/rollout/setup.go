@@ -126,4 +126,3 @@ func rolloutsOfWork(c client.Reader, clusterScoped bool) handler.MapFunc {
 		return ofBinding(ctx, b)
 	}
 }
-

@@ -191,4 +191,3 @@ func dispatchingOn(hub client.Client, member, ns, name string) *metav1.Condition
 	}
 	return meta.FindStatusCondition(w.Status.Conditions, "Dispatching")
 }
-
