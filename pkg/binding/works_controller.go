@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	appsv1 "k8s.io/api/apps/v1"
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
@@ -152,6 +153,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
+	rolledBack, err := r.rolledBack(ctx, b, tpl, &in, targets)
+	if err != nil {
+		return ctrl.Result{}, "", err
+	}
 	checks := r.Checks
 	if checks == nil {
 		checks = hold.Checks
@@ -163,7 +168,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		countdown.Source{Name: in.Policy.String(), Annotations: in.Policy.Annotations}, r.MaxDeletionDelay)
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
-	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay)
+	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack)
 	if retry.CacheBehind(syncErr) {
 		// A Work changed or appeared since the cache saw it: retry quietly.
 		return retry.Soon(), "", nil
@@ -300,6 +305,63 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 	return nil
 }
 
+// keptTemplate is a template as a revision kept it.
+type keptTemplate struct {
+	template *unstructured.Unstructured
+	hash     string
+}
+
+// rolledBack finds, for each target the governing Rollout rolled back, the
+// template as the revision it went back to kept it: that target is
+// released with that content. A revision no longer kept, or one that did
+// not hold the template, keeps the target held and says why.
+func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.Unstructured, in *hold.Input, targets []string) (map[string]keptTemplate, error) {
+	if in.Rollout == nil {
+		return nil, nil
+	}
+	kind, ns, name := b.policyRef()
+	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := map[string]keptTemplate{}
+	for _, c := range ro.Status.Clusters {
+		t, rev := c.Name, c.Revision
+		if c.State != rolloutsv1alpha1.StateRolledBack || !slices.Contains(targets, t) || in.Rollout.Released[t] {
+			continue
+		}
+		key := ro.HistoryKey(rev)
+		cr := &appsv1.ControllerRevision{}
+		err := r.Client.Get(ctx, key, cr)
+		if apierrors.IsNotFound(err) {
+			// Kept before the Rollout said it rolled back: a cache that
+			// has not seen it yet is no reason to hold.
+			err = r.fresh().Get(ctx, key, cr)
+		}
+		if apierrors.IsNotFound(err) {
+			in.Rollout.Waiting[t] = fmt.Sprintf("rolled back to revision %d, which is no longer kept (ControllerRevision %s is gone); apply a fixed template", rev, key)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		kept, hash, found, err := revision.FromHistory(cr, revision.BindingKey(b.obj))
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			in.Rollout.Waiting[t] = fmt.Sprintf("rolled back to revision %d, which did not hold this template; it keeps what it has", rev)
+			continue
+		}
+		// The template as it is now, with the content it had then.
+		kept.SetUID(tpl.GetUID())
+		kept.SetResourceVersion(tpl.GetResourceVersion())
+		out[t] = keptTemplate{template: kept, hash: hash}
+		in.Rollout.Released[t] = true
+	}
+	return out, nil
+}
+
 // setApproved records on the binding whether the gates it waits for are
 // open: Approved=False with the first gate hold's message while one holds,
 // True once all are open, and no condition when nothing lists a gate.
@@ -423,7 +485,7 @@ func (s syncResult) String() string {
 // the deletion delay in force on its manifest, and deletes the others —
 // unless the delay cannot be read: bad input never deletes.
 func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
-	decisions map[string]hold.Decision, delay countdown.Delay) (syncResult, error) {
+	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate) (syncResult, error) {
 	res := syncResult{heldBefore: map[string]bool{}}
 	existing, err := worksOf(ctx, r.Client, b)
 	if err != nil {
@@ -451,7 +513,15 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
 			ConflictResolution: b.spec.ConflictResolution}
-		manifest, applied, err := Manifest(tpl, target, b.spec.Replicas > 0, o, override)
+		source := tpl
+		var templateHash string
+		if in.Rollout != nil {
+			templateHash = in.Rollout.TemplateHash
+		}
+		if kept, ok := rolledBack[target.Name]; ok {
+			source, templateHash = kept.template, kept.hash
+		}
+		manifest, applied, err := Manifest(source, target, b.spec.Replicas > 0, o, override)
 		if err != nil {
 			manifest, applied = overrides.LastGood(last[ns], err)
 			if manifest == nil {
@@ -461,10 +531,6 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			errs = append(errs, fmt.Errorf("cluster %s: %w (its Work keeps the last manifest that could be built)", target.Name, err))
 		} else {
 			withDeletionDelay(manifest, delay)
-		}
-		var templateHash string
-		if in.Rollout != nil {
-			templateHash = in.Rollout.TemplateHash
 		}
 		work, err := r.work(b, manifest, applied, o, decisions[target.Name], templateHash)
 		if err != nil {

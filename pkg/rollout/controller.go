@@ -13,6 +13,7 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -73,6 +74,7 @@ type binding struct {
 	obj      client.Object
 	spec     *workv1alpha2.ResourceBindingSpec
 	hash     string
+	template *unstructured.Unstructured
 	stamp    revision.Stamp
 	stamped  bool
 	workName string
@@ -141,9 +143,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	prior := *ro.Status.DeepCopy()
 	in := Input{Now: now, Revision: prior.Revision, Prior: prior, ProgressDeadline: DefaultProgressDeadline,
-		MaxFailures: ro.Spec.MaxFailures}
+		MaxFailures: ro.Spec.MaxFailures, Rollback: ro.Spec.OnFailure == rolloutsv1alpha1.OnFailureRollback}
 	var events []Event
 	if len(bindings) > 0 && (changed || prior.Revision == 0) {
+		// The revision's content is kept before anything names it.
+		if err := r.keep(ctx, ro, prior.Revision+1, bindings); err != nil {
+			return ctrl.Result{}, err
+		}
 		in.Revision = prior.Revision + 1
 		in.Initial = prior.Revision == 0
 		in.Prior.CurrentStage, in.Prior.SoakStartedAt = "", nil
@@ -161,6 +167,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			in.Paused = "true"
 		}
 	}
+	if v := ro.Obj.GetAnnotations()[rolloutsv1alpha1.AbortAnnotation]; v != "" && v == strconv.FormatInt(in.Revision, 10) {
+		in.Aborted = true
+	}
 	if v := ro.Obj.GetAnnotations()[rolloutsv1alpha1.PromoteAnnotation]; v != "" {
 		if rev, stage, ok := strings.Cut(v, "/"); ok && rev == strconv.FormatInt(in.Revision, 10) {
 			in.Promoted = stage
@@ -177,7 +186,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.setConditions(ro, metav1.ConditionFalse, rolloutsv1alpha1.ReasonInvalidSpec, msg, nil)
 		return ctrl.Result{}, r.writeStatus(ctx, ro, before)
 	}
-	if in.Healthy, err = r.health(ctx, bindings); err != nil {
+	if in.Healthy, in.HeldElsewhere, err = r.health(ctx, bindings); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -215,6 +224,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.Client.Patch(ctx, b.obj, patch); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := r.prune(ctx, ro, in.Revision); err != nil {
+		return ctrl.Result{}, err
 	}
 	result := ctrl.Result{RequeueAfter: out.RequeueAfter}
 	if gateRecheck > 0 && (result.RequeueAfter == 0 || gateRecheck < result.RequeueAfter) {
@@ -297,7 +309,7 @@ func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name
 		if err != nil {
 			return nil, err
 		}
-		b := binding{obj: o, spec: specs[i], hash: hash,
+		b := binding{obj: o, spec: specs[i], hash: hash, template: tpl,
 			workName: names.GenerateWorkName(res.Kind, res.Name, res.Namespace)}
 		b.stamp, b.stamped = revision.ParseStamp(o.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation])
 		out = append(out, b)
@@ -305,14 +317,78 @@ func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name
 	return out, nil
 }
 
+// DefaultRevisionHistoryLimit is spec.revisionHistoryLimit when unset.
+const DefaultRevisionHistoryLimit = 10
+
+// keep stores the content of revision rev as a ControllerRevision (its
+// history namespace made when missing), owned by the Rollout when both
+// share a namespace.
+func (r *Reconciler) keep(ctx context.Context, ro revision.Rollout, rev int64, bindings []binding) error {
+	var content revision.Content
+	for _, b := range bindings {
+		content.Templates = append(content.Templates, revision.Template{Binding: revision.BindingKey(b.obj), Hash: b.hash,
+			Object: revision.Kept(b.template)})
+	}
+	cr, err := revision.NewHistory(ro, rev, content)
+	if err != nil {
+		return err
+	}
+	if cr.Namespace == ro.Obj.GetNamespace() {
+		cr.OwnerReferences = []metav1.OwnerReference{{APIVersion: rolloutsv1alpha1.GroupVersion.String(), Kind: ro.Kind,
+			Name: ro.Obj.GetName(), UID: ro.UID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	} else {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cr.Namespace}}
+		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s for the history of %s: %w", cr.Namespace, ro, err)
+		}
+	}
+	err = r.Client.Create(ctx, cr)
+	if apierrors.IsAlreadyExists(err) {
+		// A step that failed after keeping it, or a Rollout of the same
+		// name before this one: the content of this revision is what
+		// counts.
+		old := &appsv1.ControllerRevision{}
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(cr), old); err != nil {
+			return err
+		}
+		old.Data, old.Revision, old.Labels, old.OwnerReferences = cr.Data, cr.Revision, cr.Labels, cr.OwnerReferences
+		return r.Client.Update(ctx, old)
+	}
+	return err
+}
+
+// prune deletes the kept revisions beyond spec.revisionHistoryLimit.
+func (r *Reconciler) prune(ctx context.Context, ro revision.Rollout, current int64) error {
+	limit := int64(DefaultRevisionHistoryLimit)
+	if l := ro.Spec.RevisionHistoryLimit; l != nil {
+		limit = int64(*l)
+	}
+	list := &appsv1.ControllerRevisionList{}
+	ns := ro.HistoryKey(current).Namespace
+	if err := r.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{rolloutsv1alpha1.RolloutUIDLabel: string(ro.UID())}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		cr := &list.Items[i]
+		if cr.Revision > current-limit {
+			continue
+		}
+		if err := r.Client.Delete(ctx, cr); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // health says, per placed cluster, whether every template is healthy there
 // at its current content: the cluster's Work carries that content, is not
 // held, is applied at its generation, and the member object is healthy by
 // Karmada's interpreter (a Deployment updated and available at its
 // generation, a Job complete; other kinds once applied).
-func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string]bool, error) {
+func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string]bool, map[string]string, error) {
 	healthy := map[string]bool{}
 	unhealthy := map[string]bool{}
+	heldElsewhere := map[string]string{}
 	for _, b := range bindings {
 		for _, t := range b.spec.Clusters {
 			w := &workv1alpha1.Work{}
@@ -322,7 +398,11 @@ func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string
 				continue
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			if reason := w.Annotations[workkeys.HoldReasonAnnotation]; ptr.Deref(w.Spec.SuspendDispatching, false) &&
+				reason != "" && reason != workkeys.ReasonRolloutStage && heldElsewhere[t.Name] == "" {
+				heldElsewhere[t.Name] = w.Annotations[workkeys.HoldMessageAnnotation]
 			}
 			if workHealthy(w, b.hash) {
 				healthy[t.Name] = true
@@ -334,7 +414,7 @@ func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string
 	for c := range unhealthy {
 		delete(healthy, c)
 	}
-	return healthy, nil
+	return healthy, heldElsewhere, nil
 }
 
 func workHealthy(w *workv1alpha1.Work, hash string) bool {
@@ -454,6 +534,8 @@ func (r *Reconciler) gateHold(ctx context.Context, ro revision.Rollout, s rollou
 // setOutcome records the step's conditions.
 func (r *Reconciler) setOutcome(ro revision.Rollout, out Output, paused string) {
 	switch {
+	case out.Aborted:
+		r.setConditions(ro, metav1.ConditionFalse, rolloutsv1alpha1.ReasonAborted, out.Waiting, &out)
 	case out.Failed != "":
 		r.setConditions(ro, metav1.ConditionFalse, rolloutsv1alpha1.ReasonStageFailed, out.Waiting, &out)
 	case out.Completed:
@@ -497,7 +579,7 @@ func (r *Reconciler) setConditions(ro revision.Rollout, progressing metav1.Condi
 		failed = metav1.Condition{Type: rolloutsv1alpha1.ConditionFailed, Status: metav1.ConditionTrue,
 			Reason: rolloutsv1alpha1.ReasonStageFailed, Message: msg}
 	}
-	if reason == rolloutsv1alpha1.ReasonPolicyNotFound || reason == rolloutsv1alpha1.ReasonInvalidSpec {
+	if reason == rolloutsv1alpha1.ReasonPolicyNotFound || reason == rolloutsv1alpha1.ReasonInvalidSpec || reason == rolloutsv1alpha1.ReasonAborted {
 		failed = metav1.Condition{Type: rolloutsv1alpha1.ConditionFailed, Status: metav1.ConditionTrue, Reason: reason, Message: msg}
 	}
 	conditions.Set(&ro.Status.Conditions, gen, completed)

@@ -44,6 +44,10 @@ type Input struct {
 	// Healthy says, per cluster, that every template is updated and
 	// available there at the current revision.
 	Healthy map[string]bool
+	// HeldElsewhere says, per cluster, what else holds its Works (a
+	// suspension, a gate): a released cluster held so waits without its
+	// progress deadline running.
+	HeldElsewhere map[string]string
 	// Paused is the reason the rollout is paused ("true" when none given);
 	// "" when it is not.
 	Paused string
@@ -51,6 +55,12 @@ type Input struct {
 	Promoted         string
 	ProgressDeadline time.Duration
 	MaxFailures      *intstr.IntOrString
+	// Rollback: a stage that fails puts its failed clusters back on their
+	// last healthy revision (spec.onFailure: Rollback).
+	Rollback bool
+	// Aborted: a person aborted this revision: nothing more is released,
+	// and every cluster that got it goes back to its last healthy revision.
+	Aborted bool
 }
 
 // Event is a transition worth telling on the Rollout.
@@ -72,6 +82,8 @@ type Output struct {
 	// Failed names the stage that failed more than maxFailures; "" when
 	// none did.
 	Failed string
+	// Aborted: the revision was aborted.
+	Aborted bool
 	// Waiting says what the rollout waits for, for a person.
 	Waiting string
 	// WaitingReason is the reason constant of Waiting.
@@ -111,13 +123,20 @@ func Step(in Input) Output {
 	for _, s := range in.Stages {
 		for _, name := range s.Clusters {
 			p := prior[name]
-			c := rolloutsv1alpha1.ClusterStatus{Name: name, Stage: s.Name, Revision: p.Revision}
+			c := rolloutsv1alpha1.ClusterStatus{Name: name, Stage: s.Name, Revision: p.Revision, LastHealthyRevision: p.LastHealthyRevision}
 			if in.Initial {
 				c.Revision = in.Revision
 			}
 			switch {
+			case p.State == rolloutsv1alpha1.StateRolledBack && in.Prior.Revision == in.Revision && !in.Initial:
+				// Rolled back stays so for the rest of the revision.
+				c = p
 			case c.Revision != in.Revision:
 				c.State, c.Reason = rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage
+				if p.State == rolloutsv1alpha1.StateHealthy && p.Revision == c.Revision {
+					// It leaves a revision that was healthy there.
+					c.LastHealthyRevision = p.Revision
+				}
 			case p.Revision == in.Revision && p.State == rolloutsv1alpha1.StateFailed:
 				c = p
 			case in.Healthy[name]:
@@ -125,6 +144,9 @@ func Step(in Input) Output {
 			default:
 				c.State, c.Reason = rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased
 				c.Message = "released; waiting for it to become healthy"
+			}
+			if why := in.HeldElsewhere[name]; why != "" && c.State == rolloutsv1alpha1.StateProgressing {
+				c.State, c.Reason, c.Message = rolloutsv1alpha1.StateHeld, rolloutsv1alpha1.ReasonHeldElsewhere, why
 			}
 			c.Stage = s.Name
 			c.Since = since(p, c, now)
@@ -152,6 +174,17 @@ func Step(in Input) Output {
 		c.Since = since(prior[name], c, now)
 		states[name] = c
 	}
+	// release gives a cluster the current revision; the one it leaves is
+	// its last healthy one if it was healthy there.
+	release := func(name string) {
+		c := states[name]
+		if p := prior[name]; p.State == rolloutsv1alpha1.StateHealthy && p.Revision > 0 && p.Revision < in.Revision {
+			c.LastHealthyRevision = p.Revision
+		}
+		c.Revision = in.Revision
+		states[name] = c
+		set(name, rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased, "released; waiting for it to become healthy")
+	}
 	priorStage := in.Prior.CurrentStage
 	// The stages the revision already went through: those before the
 	// last step's current stage; all of them for the initial revision, or
@@ -165,6 +198,9 @@ func Step(in Input) Output {
 	case priorStage != "":
 		donePrefix = max(slices.IndexFunc(in.Stages, func(s Stage) bool { return s.Name == priorStage }), 0)
 	}
+	if in.Aborted {
+		return abort(in, out, states, set)
+	}
 	// catchingUp are clusters of stages already done that are not
 	// settled: newly placed ones (or, for the initial revision, any).
 	var catchingUp []string
@@ -177,13 +213,18 @@ func Step(in Input) Output {
 			case rolloutsv1alpha1.StateHealthy:
 				released++
 				healthy++
-			case rolloutsv1alpha1.StateFailed:
+			case rolloutsv1alpha1.StateFailed, rolloutsv1alpha1.StateRolledBack:
 				released++
 				failed++
 				failedNames = append(failedNames, name)
 			case rolloutsv1alpha1.StateProgressing:
 				released++
 				inFlight++
+			case rolloutsv1alpha1.StateHeld:
+				if states[name].Revision == in.Revision {
+					released++
+					inFlight++
+				}
 			}
 		}
 		if len(s.Clusters) == 0 {
@@ -201,6 +242,10 @@ func Step(in Input) Output {
 			}
 			out.Status.SoakStartedAt = nil
 			stopped = true
+			if in.Rollback {
+				out.Events = append(out.Events, rollBack(in, s.Clusters, states, set,
+					fmt.Sprintf("stage '%s' failed (onFailure: Rollback)", s.Name))...)
+			}
 			markHeldAfter(in.Stages[i:], states, s.Name, set)
 			break
 		}
@@ -215,10 +260,7 @@ func Step(in Input) Output {
 					break
 				}
 				if states[name].State == rolloutsv1alpha1.StatePending {
-					c := states[name]
-					c.Revision = in.Revision
-					states[name] = c
-					set(name, rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased, "released; waiting for it to become healthy")
+					release(name)
 					inFlight++
 					if in.ProgressDeadline > 0 {
 						requeue(in.ProgressDeadline)
@@ -300,10 +342,7 @@ func Step(in Input) Output {
 					break
 				}
 				if states[name].State == rolloutsv1alpha1.StatePending {
-					c := states[name]
-					c.Revision = in.Revision
-					states[name] = c
-					set(name, rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased, "released; waiting for it to become healthy")
+					release(name)
 					inFlight++
 					newly++
 					if in.ProgressDeadline > 0 {
@@ -361,6 +400,74 @@ func Step(in Input) Output {
 	return out
 }
 
+// rollBack puts each failed cluster of clusters back on its last healthy
+// revision; one without such a revision stays failed and says so.
+func rollBack(in Input, clusters []string, states map[string]rolloutsv1alpha1.ClusterStatus,
+	set func(name, state, reason, msg string), why string) []Event {
+	var events []Event
+	for _, name := range clusters {
+		c := states[name]
+		if c.State != rolloutsv1alpha1.StateFailed && !(in.Aborted && c.Revision == in.Revision && c.State != rolloutsv1alpha1.StateRolledBack) {
+			continue
+		}
+		if c.LastHealthyRevision == 0 {
+			if c.State == rolloutsv1alpha1.StateFailed && !strings.Contains(c.Message, "no earlier healthy revision") {
+				set(name, c.State, c.Reason, c.Message+"; no earlier healthy revision to roll back to")
+			}
+			continue
+		}
+		c.Revision = c.LastHealthyRevision
+		states[name] = c
+		msg := fmt.Sprintf("rolled back to revision %d, the last healthy there: %s", c.LastHealthyRevision, why)
+		set(name, rolloutsv1alpha1.StateRolledBack, rolloutsv1alpha1.ReasonRolledBack, msg)
+		events = append(events, Event{Warning: true, Reason: rolloutsv1alpha1.EventReasonRolledBack,
+			Message: fmt.Sprintf("revision %d: cluster %s %s", in.Revision, name, msg)})
+	}
+	return events
+}
+
+// abort stops the revision: the clusters that got it go back to their last
+// healthy revision, the others keep what they have.
+func abort(in Input, out Output, states map[string]rolloutsv1alpha1.ClusterStatus, set func(name, state, reason, msg string)) Output {
+	var all []string
+	for _, s := range in.Stages {
+		all = append(all, s.Clusters...)
+	}
+	out.Events = append(out.Events, rollBack(in, all, states, set, "the revision was aborted")...)
+	for _, name := range all {
+		switch states[name].State {
+		case rolloutsv1alpha1.StatePending, rolloutsv1alpha1.StateHeld:
+			set(name, rolloutsv1alpha1.StateHeld, rolloutsv1alpha1.ReasonAborted,
+				fmt.Sprintf("revision %d was aborted; this cluster keeps the revision it has", in.Revision))
+		}
+	}
+	if in.Prior.Revision != in.Revision || !abortedBefore(in.Prior) {
+		out.Events = append(out.Events, Event{Warning: true, Reason: rolloutsv1alpha1.EventReasonRolloutAborted,
+			Message: fmt.Sprintf("revision %d aborted: nothing more is released; the clusters that got it are back on their last healthy revision", in.Revision)})
+	}
+	out.Aborted = true
+	out.Status.CurrentStage, out.Status.SoakStartedAt = "", nil
+	out.Waiting = fmt.Sprintf("revision %d was aborted (annotation %s); apply a new revision of the template to roll out again",
+		in.Revision, rolloutsv1alpha1.AbortAnnotation)
+	out.WaitingReason = rolloutsv1alpha1.ReasonAborted
+	for _, s := range in.Stages {
+		for _, name := range s.Clusters {
+			out.Status.Clusters = append(out.Status.Clusters, states[name])
+		}
+	}
+	slices.SortFunc(out.Status.Clusters, func(a, b rolloutsv1alpha1.ClusterStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func abortedBefore(s rolloutsv1alpha1.RolloutStatus) bool {
+	for _, c := range s.Conditions {
+		if c.Type == rolloutsv1alpha1.ConditionFailed {
+			return c.Status == metav1.ConditionTrue && c.Reason == rolloutsv1alpha1.ReasonAborted
+		}
+	}
+	return false
+}
+
 // markWaiting says, on every pending cluster of the stages after the
 // current one, what its stage waits for.
 func markWaiting(stages []Stage, states map[string]rolloutsv1alpha1.ClusterStatus, why string, set func(name, state, reason, msg string)) {
@@ -394,7 +501,7 @@ func markPending(s Stage, states map[string]rolloutsv1alpha1.ClusterStatus, paus
 func markHeldAfter(stages []Stage, states map[string]rolloutsv1alpha1.ClusterStatus, failed string, set func(name, state, reason, msg string)) {
 	for _, s := range stages {
 		for _, name := range s.Clusters {
-			if states[name].State == rolloutsv1alpha1.StatePending || states[name].State == rolloutsv1alpha1.StateHeld {
+			if c := states[name]; c.State == rolloutsv1alpha1.StatePending || c.State == rolloutsv1alpha1.StateHeld && c.Reason != rolloutsv1alpha1.ReasonHeldElsewhere {
 				set(name, rolloutsv1alpha1.StateHeld, rolloutsv1alpha1.ReasonRolloutFailed,
 					fmt.Sprintf("stage '%s' failed; this cluster keeps the revision it has", failed))
 			}

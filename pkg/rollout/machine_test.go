@@ -287,6 +287,70 @@ func TestStep(t *testing.T) {
 			},
 		},
 		{
+			name: "a released cluster that a suspension holds waits as Held without its progress deadline running, and goes on once released",
+			in:   revision2(threeStages()),
+			steps: []step{
+				{at: 0, edit: func(in *Input) { in.HeldElsewhere = map[string]string{"member1": "suspended by annotation"} },
+					// Released in this step: the hold is seen from the next.
+					want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started},
+						clusters: map[string]string{"member1": "Progressing 2 Released", "member2": "Pending 1 WaitingForStage"}}},
+				{at: time.Minute, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing,
+					clusters: map[string]string{"member1": "Held 2 HeldElsewhere"},
+					messages: map[string]string{"member1": "suspended by annotation"}}},
+				{at: 15 * time.Minute, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing,
+					clusters: map[string]string{"member1": "Held 2 HeldElsewhere"}, since: map[string]time.Duration{"member1": time.Minute}}},
+				{at: 16 * time.Minute, edit: func(in *Input) { in.HeldElsewhere = nil }, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing,
+					clusters: map[string]string{"member1": "Progressing 2 Released"}, since: map[string]time.Duration{"member1": 16 * time.Minute},
+					requeue: 10 * time.Minute, checkRequeue: true}},
+				{at: 17 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonStageProgressing,
+					events: []string{completed, started}}},
+			},
+		},
+		{
+			name: "onFailure Rollback puts the failed canary back on the revision that was healthy there, and it stays there for the revision",
+			in:   with(revision2(threeStages()), func(in *Input) { in.Rollback = true }),
+			steps: []step{
+				{at: 0, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started},
+					clusters: map[string]string{"member1": "Progressing 2 Released"}}},
+				{at: 10 * time.Minute, want: want{stage: "canary", failed: "canary", waitingReason: v1.ReasonStageFailed,
+					events:   []string{clFailed, roFailed, v1.EventReasonRolledBack},
+					clusters: map[string]string{"member1": "RolledBack 1 RolledBack", "member2": "Held 1 RolloutFailed"},
+					messages: map[string]string{"member1": "rolled back to revision 1, the last healthy there: stage 'canary' failed (onFailure: Rollback)"}}},
+				{at: 11 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", failed: "canary", waitingReason: v1.ReasonStageFailed,
+					clusters: map[string]string{"member1": "RolledBack 1 RolledBack", "member3": "Held 1 RolloutFailed"}}},
+				{at: 12 * time.Minute, edit: newRevision, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started},
+					clusters: map[string]string{"member1": "Progressing 3 Released", "member2": "Pending 1 WaitingForStage"}}},
+			},
+		},
+		{
+			name: "onFailure Rollback with no earlier healthy revision keeps the cluster failed and says why",
+			in: with(revision2(threeStages()), func(in *Input) {
+				in.Rollback = true
+				in.Prior.Clusters[0].State = v1.StateFailed
+			}),
+			steps: []step{
+				{at: 0, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started}}},
+				{at: 10 * time.Minute, want: want{stage: "canary", failed: "canary", waitingReason: v1.ReasonStageFailed,
+					events:   []string{clFailed, roFailed},
+					clusters: map[string]string{"member1": "Failed 2 ProgressDeadlineExceeded"},
+					messages: map[string]string{"member1": "no earlier healthy revision to roll back to"}}},
+			},
+		},
+		{
+			name: "an abort rolls back every cluster that got the revision and holds the others",
+			in:   revision2(threeStages()),
+			steps: []step{
+				{at: 0, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started}}},
+				{at: time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonStageProgressing,
+					events: []string{completed, started}}},
+				{at: 2 * time.Minute, healthy: []string{"member1"}, edit: func(in *Input) { in.Aborted = true }, want: want{
+					waitingReason: v1.ReasonAborted, waiting: "revision 2 was aborted",
+					events: []string{v1.EventReasonRolledBack, v1.EventReasonRolledBack, v1.EventReasonRolloutAborted},
+					clusters: map[string]string{"member1": "RolledBack 1 RolledBack", "member2": "RolledBack 1 RolledBack",
+						"member3": "Held 1 Aborted", "member4": "Held 1 Aborted"}}},
+			},
+		},
+		{
 			name: "a released cluster not healthy by the progress deadline fails, and with maxFailures 0 the rollout fails and holds the later stages",
 			in:   revision2(threeStages()),
 			steps: []step{

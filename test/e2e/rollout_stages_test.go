@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,6 +93,13 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		statuses, err := framework.Record(ctx, hubDyn, w.hub, &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, "hub")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(statuses.Stop)
+		hubWorks := map[string]*framework.Recorder{}
+		for _, m := range []string{"member2", "member3"} {
+			r, err := framework.Record(ctx, hubDyn, w.hub, workOn(w.hub, m, ns, name), "hub")
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(r.Stop)
+			hubWorks[m] = r
+		}
 		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.26")).To(Succeed())
 		completedAt(2)
 		By("each stage started once, in order, as the Events say")
@@ -117,6 +125,19 @@ var _ = Describe("staged rollouts", Ordered, func() {
 			}
 		}
 		Expect(stored(recorders["member3"], framework.Image)).To(ContainElement("nginx:1.26"))
+
+		By("the hub released member2's and member3's Works only after the stage before was stored healthy")
+		// Works and the Rollout live in the hub's one etcd: their
+		// resourceVersions order every write.
+		released := framework.JSONPath("{.spec.suspendDispatching} {.spec.workload.manifests[0].spec.template.spec.containers[0].image}")
+		for m, before := range map[string]string{"member2": "member1=Healthy", "member3": "member2=Healthy"} {
+			_ = mark(hubWorks[m])
+			releasedAt := firstVersion(hubWorks[m], func(v string) bool { return v == "false nginx:1.26" }, released)
+			healthyAt := firstVersion(statuses, func(v string) bool { return strings.HasPrefix(v, "2 ") && strings.Contains(v, before) }, states)
+			Expect(releasedAt).To(BeNumerically(">", 0), "%s's Work was released with nginx:1.26", m)
+			Expect(healthyAt).To(BeNumerically(">", 0), "a status with %s at revision 2 was stored", before)
+			Expect(releasedAt).To(BeNumerically(">", healthyAt), "%s's Work was released before the Rollout stored %s", m, before)
+		}
 	})
 
 	It("stops a -broken image at the canary: it fails there, and member2 and member3 never store it", func() {
@@ -167,6 +188,19 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		}
 	})
 })
+
+// firstVersion is the resourceVersion of the first recorded version whose
+// field matches, 0 when none does.
+func firstVersion(r *framework.Recorder, match func(string) bool, field framework.Field) int64 {
+	for _, v := range r.Versions() {
+		if match(field(v.Object)) {
+			rv, err := strconv.ParseInt(v.Object.GetResourceVersion(), 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			return rv
+		}
+	}
+	return 0
+}
 
 // rolloutEvents are the messages of the Events with reason on the
 // Rollout ns/name of a workload fleet's hub.

@@ -58,6 +58,15 @@ const (
 	// ReasonRolloutFailed: an earlier stage failed; the cluster keeps what
 	// it has.
 	ReasonRolloutFailed = "RolloutFailed"
+	// ReasonRolledBack: the cluster was put back on its last healthy
+	// revision (onFailure: Rollback, or an abort).
+	ReasonRolledBack = "RolledBack"
+	// ReasonHeldElsewhere: released by the rollout, but something else
+	// holds the cluster's Works (a suspension, a gate); the message says
+	// what. Its progress deadline does not run meanwhile.
+	ReasonHeldElsewhere = "HeldElsewhere"
+	// ReasonAborted: a person aborted the revision.
+	ReasonAborted = "Aborted"
 
 	// EventReasonRevisionStarted: a new revision starts from the first
 	// stage.
@@ -70,6 +79,11 @@ const (
 	EventReasonClusterFailed = "ClusterFailed"
 	// EventReasonRolloutFailed: a stage failed more than maxFailures.
 	EventReasonRolloutFailed = "RolloutFailed"
+	// EventReasonRolledBack: a cluster was put back on its last healthy
+	// revision.
+	EventReasonRolledBack = "RolledBack"
+	// EventReasonRolloutAborted: a person aborted the revision.
+	EventReasonRolloutAborted = "RolloutAborted"
 	// EventReasonRolloutCompleted: the revision reached every stage.
 	EventReasonRolloutCompleted = "RolloutCompleted"
 )

@@ -21,6 +21,16 @@ const (
 	// that stage of that revision start although it pauses
 	// (`federator rollout promote`).
 	PromoteAnnotation = "rollouts.federator.dev/promote"
+	// AbortAnnotation on a Rollout is "<revision>": a person stopped that
+	// revision (`federator rollout abort`): nothing more is released and
+	// the clusters that got it go back to the last revision healthy there.
+	AbortAnnotation = "rollouts.federator.dev/abort"
+	// RolloutUIDLabel on a ControllerRevision names the Rollout (by UID)
+	// whose revision it keeps.
+	RolloutUIDLabel = "rollouts.federator.dev/rollout-uid"
+	// HistoryNamespace keeps the revisions of ClusterRollouts (a
+	// Rollout's are kept in its own namespace).
+	HistoryNamespace = "federator-system"
 )
 
 // Failure policies.
@@ -126,6 +136,13 @@ type RolloutSpec struct {
 	// +kubebuilder:default=Hold
 	// +optional
 	OnFailure string `json:"onFailure,omitempty"`
+
+	// RevisionHistoryLimit is how many revisions are kept on the hub (as
+	// ControllerRevisions), for Rollback and `federator rollout undo`.
+	// Default 10.
+	// +kubebuilder:validation:Minimum=2
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 
 // PolicyReference names a policy.
@@ -220,9 +237,14 @@ type ClusterStatus struct {
 	Stage string `json:"stage"`
 	// State: Pending, Progressing, Healthy, Failed, RolledBack, Held.
 	State string `json:"state"`
-	// Revision is the revision released to the cluster.
+	// Revision is the revision the cluster runs: released to it, or
+	// rolled back to.
 	// +optional
 	Revision int64 `json:"revision,omitempty"`
+	// LastHealthyRevision is the last revision before the current one that
+	// was healthy on the cluster: what Rollback and abort put back.
+	// +optional
+	LastHealthyRevision int64 `json:"lastHealthyRevision,omitempty"`
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// +optional

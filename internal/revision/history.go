@@ -1,0 +1,92 @@
+package revision
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+)
+
+// The rendered content of each revision is kept on the hub as a
+// ControllerRevision (the object Kubernetes keeps a StatefulSet's or a
+// DaemonSet's history in), so Rollback and `federator rollout undo` put back
+// exactly what ran.
+
+// Content is a ControllerRevision's data: every claimed template of one
+// revision.
+type Content struct {
+	Templates []Template `json:"templates"`
+}
+
+// Template is one template as it was at a revision.
+type Template struct {
+	// Binding is the binding's key: "namespace/name" of a ResourceBinding,
+	// "name" of a ClusterResourceBinding.
+	Binding string `json:"binding"`
+	Hash    string `json:"hash"`
+	// Object is the template without its status.
+	Object map[string]any `json:"object"`
+}
+
+// HistoryKey is where the ControllerRevision of a Rollout's revision is
+// kept: in the Rollout's namespace, or in federator-system for a
+// ClusterRollout.
+func (r Rollout) HistoryKey(rev int64) client.ObjectKey {
+	if ns := r.Obj.GetNamespace(); ns != "" {
+		return client.ObjectKey{Namespace: ns, Name: r.Obj.GetName() + "-" + strconv.FormatInt(rev, 10)}
+	}
+	return client.ObjectKey{Namespace: rolloutsv1alpha1.HistoryNamespace,
+		Name: "clusterrollout-" + r.Obj.GetName() + "-" + strconv.FormatInt(rev, 10)}
+}
+
+// Kept is the template as it is kept in history: without its status and
+// the fields the API server keeps.
+func Kept(tpl *unstructured.Unstructured) map[string]any {
+	m := tpl.DeepCopy()
+	delete(m.Object, "status")
+	unstructured.RemoveNestedField(m.Object, "metadata", "managedFields")
+	return m.Object
+}
+
+// NewHistory is the ControllerRevision that keeps content as revision rev
+// of the Rollout.
+func NewHistory(r Rollout, rev int64, content Content) (*appsv1.ControllerRevision, error) {
+	raw, err := json.Marshal(content)
+	if err != nil {
+		return nil, err
+	}
+	key := r.HistoryKey(rev)
+	cr := &appsv1.ControllerRevision{Revision: rev, Data: runtime.RawExtension{Raw: raw}}
+	cr.Namespace, cr.Name = key.Namespace, key.Name
+	cr.Labels = map[string]string{rolloutsv1alpha1.RolloutUIDLabel: string(r.UID())}
+	return cr, nil
+}
+
+// FromHistory is binding's template as cr kept it; ok is false when the
+// revision did not hold it.
+func FromHistory(cr *appsv1.ControllerRevision, binding string) (*unstructured.Unstructured, string, bool, error) {
+	var content Content
+	if err := json.Unmarshal(cr.Data.Raw, &content); err != nil {
+		return nil, "", false, fmt.Errorf("read ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+	}
+	for _, t := range content.Templates {
+		if t.Binding == binding {
+			return &unstructured.Unstructured{Object: t.Object}, t.Hash, true, nil
+		}
+	}
+	return nil, "", false, nil
+}
+
+// BindingKey is the key of a binding in Content.
+func BindingKey(b client.Object) string {
+	if b.GetNamespace() == "" {
+		return b.GetName()
+	}
+	return b.GetNamespace() + "/" + b.GetName()
+}
