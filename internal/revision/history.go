@@ -83,6 +83,19 @@ func FromHistory(cr *appsv1.ControllerRevision, binding string) (*unstructured.U
 	return nil, "", false, nil
 }
 
+// Hashes are the content hashes cr keeps, by binding key.
+func Hashes(cr *appsv1.ControllerRevision) (map[string]string, error) {
+	var content Content
+	if err := json.Unmarshal(cr.Data.Raw, &content); err != nil {
+		return nil, fmt.Errorf("read ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+	}
+	out := make(map[string]string, len(content.Templates))
+	for _, t := range content.Templates {
+		out[t.Binding] = t.Hash
+	}
+	return out, nil
+}
+
 // BindingKey is the key of a binding in Content.
 func BindingKey(b client.Object) string {
 	if b.GetNamespace() == "" {

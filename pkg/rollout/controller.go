@@ -124,8 +124,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A new revision when the content differs from what the current one
+	// kept: not from the stamps, which a cache may show a write behind.
+	kept, err := r.keptHashes(ctx, ro, ro.Status.Revision)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	placed := map[string]bool{}
-	changed := false
+	changed := len(kept) != len(bindings)
 	for _, b := range bindings {
 		if ro.Status.Revision == 0 && meta.FindStatusCondition(bindingConditions(b.obj), workkeys.ConditionScheduled) == nil {
 			// The first revision is released everywhere at once; it is
@@ -136,7 +142,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		for _, t := range b.spec.Clusters {
 			placed[t.Name] = true
 		}
-		if !b.stamped || b.stamp.RolloutUID != string(ro.UID()) || b.stamp.Hash != b.hash {
+		if kept[revision.BindingKey(b.obj)] != b.hash {
 			changed = true
 		}
 	}
@@ -315,6 +321,27 @@ func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// keptHashes are the content hashes revision rev kept, by binding; nil
+// when it kept none (no revision yet, or its history is gone).
+func (r *Reconciler) keptHashes(ctx context.Context, ro revision.Rollout, rev int64) (map[string]string, error) {
+	if rev == 0 {
+		return nil, nil
+	}
+	cr := &appsv1.ControllerRevision{}
+	key := ro.HistoryKey(rev)
+	err := r.Client.Get(ctx, key, cr)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cr.Labels[rolloutsv1alpha1.RolloutUIDLabel] != string(ro.UID()) {
+		return nil, nil
+	}
+	return revision.Hashes(cr)
 }
 
 // DefaultRevisionHistoryLimit is spec.revisionHistoryLimit when unset.

@@ -5,15 +5,18 @@ import (
 	"strings"
 	"time"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	"github.com/federator-dev/federator/test/framework"
 )
@@ -186,6 +189,124 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		for _, m := range []string{"member2", "member3"} {
 			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement(broken), "%s stored the broken image", m)
 		}
+	})
+
+	patchRollout := func(patch string) {
+		GinkgoHelper()
+		ro := &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		Expect(w.hub.Patch(ctx, ro, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	}
+	clusterState := func(g Gomega, cluster string) rolloutsv1alpha1.ClusterStatus {
+		for _, c := range rollout().Status.Clusters {
+			if c.Name == cluster {
+				return c
+			}
+		}
+		g.Expect(cluster).To(BeEmpty(), "no status for the cluster")
+		return rolloutsv1alpha1.ClusterStatus{}
+	}
+	memberImageIs := func(member, image string) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) string {
+			d := &appsv1.Deployment{}
+			g.Expect(w.inMembers[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+			return d.Spec.Template.Spec.Containers[0].Image
+		}, "2m").Should(Equal(image), member)
+	}
+
+	It("with onFailure Rollback, puts the failed canary back on the image that was healthy there; the others never store the broken one", func() {
+		recordAll()
+		patchRollout(`{"spec":{"onFailure":"Rollback"}}`)
+		before := rollout().Status.Revision
+		const broken = "nginx:1.28-broken"
+		Expect(framework.SetImage(ctx, w.hub, ns, name, broken)).To(Succeed())
+		Eventually(func(g Gomega) {
+			ro := rollout()
+			g.Expect(ro.Status.Revision).To(Equal(before + 1))
+			c := clusterState(g, "member1")
+			g.Expect(c.State).To(Equal(rolloutsv1alpha1.StateRolledBack), "%+v", c)
+			g.Expect(c.Revision).To(Equal(before))
+		}, "2m").Should(Succeed())
+		memberImageIs("member1", "nginx:1.27")
+		Expect(stored(recorders["member1"], framework.Image)).To(ContainElement(broken), "member1 got the broken image before it was rolled back")
+		for _, m := range []string{"member2", "member3"} {
+			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement(broken), "%s stored the broken image", m)
+		}
+		By("the revisions are kept as ControllerRevisions on the hub")
+		var revs appsv1.ControllerRevisionList
+		Expect(w.hub.List(ctx, &revs, client.InNamespace(ns), client.MatchingLabels{rolloutsv1alpha1.RolloutUIDLabel: string(rollout().UID)})).To(Succeed())
+		Expect(len(revs.Items)).To(BeNumerically(">=", 2))
+		patchRollout(`{"spec":{"onFailure":"Hold"}}`)
+		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.28")).To(Succeed())
+		completedAt(before + 2)
+	})
+
+	It("pauses in the middle of a soak: nothing more is released while paused, and it goes on from there on resume", func() {
+		recordAll()
+		patchRollout(`{"spec":{"stages":[{"name":"canary","clusters":["member1"],"minSuccessTime":"20s"},{"name":"second","clusters":["member2"]},{"name":"last","clusters":["member3"]}]}}`)
+		before := rollout().Status.Revision
+		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.29")).To(Succeed())
+		Eventually(func(g Gomega) {
+			ro := rollout()
+			g.Expect(ro.Status.Revision).To(Equal(before + 1))
+			g.Expect(ro.Status.SoakStartedAt).NotTo(BeNil(), "%+v", ro.Status)
+		}, "2m").Should(Succeed())
+		patchRollout(`{"metadata":{"annotations":{"propagation.federator.dev/suspended":"look at the canary first"}}}`)
+		Eventually(func(g Gomega) metav1.ConditionStatus { return condition(rollout(), rolloutsv1alpha1.ConditionPaused) }).Should(Equal(metav1.ConditionTrue))
+		// Longer than the soak: without the pause, stage second would start.
+		time.Sleep(25 * time.Second)
+		Expect(stored(recorders["member2"], framework.Image)).NotTo(ContainElement("nginx:1.29"), "member2 got the image while the rollout was paused")
+		Expect(rollout().Status.CurrentStage).To(Equal("canary"))
+		patchRollout(`{"metadata":{"annotations":{"propagation.federator.dev/suspended":null}}}`)
+		completedAt(before + 1)
+		memberImageIs("member3", "nginx:1.29")
+	})
+
+	It("holds a stage whose gate is closed until the gate opens", func() {
+		recordAll()
+		gate := &gatingv1alpha1.Gate{TypeMeta: metav1.TypeMeta{APIVersion: "gating.federator.dev/v1alpha1", Kind: "Gate"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "approve-second"}, Spec: gatingv1alpha1.GateSpec{Default: gatingv1alpha1.Closed}}
+		Expect(framework.Apply(ctx, w.hub, gate, fieldOwner)).To(Succeed())
+		patchRollout(`{"spec":{"stages":[{"name":"canary","clusters":["member1"]},{"name":"second","clusters":["member2"],"gates":["approve-second"]},{"name":"last","clusters":["member3"]}]}}`)
+		before := rollout().Status.Revision
+		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.30")).To(Succeed())
+		Eventually(func(g Gomega) {
+			ro := rollout()
+			g.Expect(ro.Status.Revision).To(Equal(before + 1))
+			g.Expect(ro.Status.CurrentStage).To(Equal("second"))
+			c := meta.FindStatusCondition(ro.Status.Conditions, rolloutsv1alpha1.ConditionProgressing)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(rolloutsv1alpha1.ReasonWaitingForGate))
+			g.Expect(c.Message).To(ContainSubstring("gate 'default/approve-second' is closed"))
+		}, "2m").Should(Succeed())
+		memberImageIs("member1", "nginx:1.30")
+		Expect(stored(recorders["member2"], framework.Image)).NotTo(ContainElement("nginx:1.30"), "member2 got the image while its gate was closed")
+		Expect(w.hub.Patch(ctx, gate, client.RawPatch(types.MergePatchType, []byte(
+			`{"metadata":{"annotations":{"open.gate.federator.dev/requestedAt":"`+time.Now().UTC().Format(time.RFC3339)+`"}}}`)))).To(Succeed())
+		completedAt(before + 1)
+		memberImageIs("member2", "nginx:1.30")
+		patchRollout(`{"spec":{"stages":[{"name":"canary","clusters":["member1"]},{"name":"second","clusters":["member2"]},{"name":"last","clusters":["member3"]}]}}`)
+	})
+
+	It("does not release a stage's clusters while the policy is suspended: the canary waits Held, and goes on once resumed", func() {
+		recordAll()
+		pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		Expect(w.hub.Patch(ctx, pp, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"propagation.federator.dev/suspended":"incident 7"}}}`)))).To(Succeed())
+		before := rollout().Status.Revision
+		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.31")).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(rollout().Status.Revision).To(Equal(before + 1))
+			c := clusterState(g, "member1")
+			g.Expect(c.State).To(Equal(rolloutsv1alpha1.StateHeld), "%+v", c)
+			g.Expect(c.Reason).To(Equal(rolloutsv1alpha1.ReasonHeldElsewhere))
+			g.Expect(c.Message).To(ContainSubstring("incident 7"))
+		}, "2m").Should(Succeed())
+		for _, m := range []string{"member1", "member2", "member3"} {
+			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement("nginx:1.31"), "%s got the image while the policy was suspended", m)
+		}
+		Expect(w.hub.Patch(ctx, pp, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"propagation.federator.dev/suspended":null}}}`)))).To(Succeed())
+		completedAt(before + 1)
+		memberImageIs("member3", "nginx:1.31")
 	})
 })
 
