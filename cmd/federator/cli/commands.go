@@ -11,11 +11,11 @@ import (
 type connector func(connection) (*hub, error)
 
 // Commands are the rollout commands federator's root command carries:
-// suspend, resume, get, diff, gate and delete --now.
+// suspend, resume, get, diff, gate, delete --now and rollout.
 func Commands() []*cobra.Command { return commands(connect) }
 
 func commands(c connector) []*cobra.Command {
-	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c), newDeleteCommand(c)}
+	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c), newDeleteCommand(c), newRolloutCommand(c)}
 }
 
 // exactArgs wants n arguments and, when they are not there, repeats the

@@ -28,8 +28,9 @@ func (r ref) String() string {
 	return r.kind + " " + r.namespace + "/" + r.name
 }
 
-// ExitError carries a process exit code other than 1; Err, when set, is
-// printed. diff exits 1 for "differences found", so its errors exit 2.
+// ExitError carries a process exit code; Err, when set, is printed. diff
+// exits 1 for "differences found", so its errors exit 2; rollout status
+// exits 1 for a failed rollout and 2 when it stops waiting.
 type ExitError struct {
 	Code int
 	Err  error

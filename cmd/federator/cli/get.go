@@ -21,11 +21,13 @@ func newGetCommand(connect connector) *cobra.Command {
 		interval time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "get policies|bindings|works|clusters|gates|rollout [NAME] [-o wide|yaml|json] [--watch]",
+		Use:   "get policies|bindings|works|clusters|gates|rollout|rollouts|clusterrollouts [NAME] [-o wide|yaml|json] [--watch]",
 		Short: "List policies, bindings, Works, clusters, or the rollout: each template's state in each cluster",
 		Long: `List what the hub holds, kubectl-style: policies (pp, cpp), bindings (rb, crb),
 works, clusters, gates (state, default, until when, schedules, and which
-policies and clusters wait for each), or rollout.
+policies and clusters wait for each), rollout, or the staged rollouts:
+rollouts and clusterrollouts (revision, current stage, healthy/total clusters;
+` + "`federator rollout status`" + ` shows one in full).
 
 "get rollout" states, per template and target cluster: Applied (with the
 template generation and the images the member runs), Held (what holds it and
@@ -103,10 +105,13 @@ type getType struct {
 	// names are what a person may type, the first the one shown in help.
 	names []string
 	list  func(ctx context.Context, h *hub, name string) (listing, error)
+	// clusterScoped: "none found" names no namespace.
+	clusterScoped bool
 }
 
 var getTypes = []getType{
-	{names: []string{"rollout", "rollouts"}, list: listRollout},
+	// "rollout" is the per-template view; the plural is the Rollout objects.
+	{names: []string{"rollout"}, list: listRollout},
 	{names: []string{"policies", "policy"}, list: listSources(asPolicies, ppSource, cppSource)},
 	{names: []string{"pp", "propagationpolicy", "propagationpolicies"}, list: listSources(asPolicies, ppSource)},
 	{names: []string{"cpp", "clusterpropagationpolicy", "clusterpropagationpolicies"}, list: listSources(asPolicies, cppSource)},
@@ -114,8 +119,11 @@ var getTypes = []getType{
 	{names: []string{"rb", "resourcebinding", "resourcebindings"}, list: listSources(asBindings, rbSource)},
 	{names: []string{"crb", "clusterresourcebinding", "clusterresourcebindings"}, list: listSources(asBindings, crbSource)},
 	{names: []string{"works", "work", "wk"}, list: listWorkObjects},
-	{names: []string{"clusters", "cluster"}, list: listClusters},
+	{names: []string{"clusters", "cluster"}, list: listClusters, clusterScoped: true},
 	{names: []string{"gates", "gate"}, list: listGates},
+	{names: []string{"rollouts", "rollouts.rollouts.federator.dev"}, list: listSources(asRolloutObjects, rolloutSource)},
+	{names: []string{"clusterrollouts", "clusterrollout", "clusterrollouts.rollouts.federator.dev"},
+		list: listSources(asRolloutObjects, clusterRolloutSource), clusterScoped: true},
 }
 
 func getTypeNames() string {
@@ -156,7 +164,7 @@ func renderListing(l listing, output string, h *hub, list bool) (shown, state []
 }
 
 func noneFound(what getType, h *hub) string {
-	if h.allNamespaces || what.names[0] == "clusters" {
+	if h.allNamespaces || what.clusterScoped {
 		return fmt.Sprintf("No %s found.", what.names[0])
 	}
 	return fmt.Sprintf("No %s found in namespace %s.", what.names[0], h.namespace)

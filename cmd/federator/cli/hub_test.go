@@ -30,6 +30,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	"github.com/federator-dev/federator/internal/overrides"
 	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
@@ -59,6 +60,8 @@ var testKinds = []struct {
 	{workv1alpha1.SchemeGroupVersion.WithKind("Work"), "works", true, []string{"wk"}},
 	{clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), "clusters", false, nil},
 	{gatingv1alpha1.GroupVersion.WithKind("Gate"), "gates", true, nil},
+	{rolloutsv1alpha1.GroupVersion.WithKind("Rollout"), "rollouts", true, nil},
+	{rolloutsv1alpha1.GroupVersion.WithKind("ClusterRollout"), "clusterrollouts", false, nil},
 }
 
 // testMapper resolves testKinds as the CLI's mapper resolves a real hub's:
