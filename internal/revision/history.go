@@ -68,12 +68,21 @@ func NewHistory(r Rollout, rev int64, content Content) (*appsv1.ControllerRevisi
 	return cr, nil
 }
 
+// Read is what cr keeps.
+func Read(cr *appsv1.ControllerRevision) (Content, error) {
+	var content Content
+	if err := json.Unmarshal(cr.Data.Raw, &content); err != nil {
+		return Content{}, fmt.Errorf("read ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+	}
+	return content, nil
+}
+
 // FromHistory is binding's template as cr kept it; ok is false when the
 // revision did not hold it.
 func FromHistory(cr *appsv1.ControllerRevision, binding string) (*unstructured.Unstructured, string, bool, error) {
-	var content Content
-	if err := json.Unmarshal(cr.Data.Raw, &content); err != nil {
-		return nil, "", false, fmt.Errorf("read ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+	content, err := Read(cr)
+	if err != nil {
+		return nil, "", false, err
 	}
 	for _, t := range content.Templates {
 		if t.Binding == binding {
@@ -85,9 +94,9 @@ func FromHistory(cr *appsv1.ControllerRevision, binding string) (*unstructured.U
 
 // Hashes are the content hashes cr keeps, by binding key.
 func Hashes(cr *appsv1.ControllerRevision) (map[string]string, error) {
-	var content Content
-	if err := json.Unmarshal(cr.Data.Raw, &content); err != nil {
-		return nil, fmt.Errorf("read ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+	content, err := Read(cr)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]string, len(content.Templates))
 	for _, t := range content.Templates {

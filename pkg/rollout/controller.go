@@ -40,10 +40,6 @@ import (
 // DefaultProgressDeadline is spec.progressDeadline when unset.
 const DefaultProgressDeadline = 10 * time.Minute
 
-// RemainingStage names the implicit last stage: the placed clusters no
-// stage names.
-const RemainingStage = "remaining"
-
 // Reconciler runs the stage machine for one kind of Rollout.
 type Reconciler struct {
 	Client        client.Client
@@ -510,7 +506,7 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 		}
 		out = append(out, st)
 	}
-	rest := Stage{Name: RemainingStage}
+	rest := Stage{Name: rolloutsv1alpha1.RemainingStage}
 	for c := range placed {
 		if !taken[c] {
 			rest.Clusters = append(rest.Clusters, c)

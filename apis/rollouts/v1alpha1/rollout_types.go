@@ -33,6 +33,10 @@ const (
 	HistoryNamespace = "federator-system"
 )
 
+// RemainingStage names the implicit last stage: the clusters the policy
+// places that no stage names or selects.
+const RemainingStage = "remaining"
+
 // Failure policies.
 const (
 	// OnFailureHold stops the rollout where it failed: nothing more is

@@ -25,9 +25,8 @@ import (
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
-// remainingStage is the name `rollout plan` gives the implicit last stage:
-// the placed clusters no stage names or selects.
-const remainingStage = "remaining"
+// remainingStage is the name of the implicit last stage.
+const remainingStage = rolloutsv1alpha1.RemainingStage
 
 // Exit codes of `rollout status` besides 0 (completed) and 1 (failed, or
 // any error before the status could be read).
@@ -167,8 +166,8 @@ func explainRollout(h *hub, k rolloutKind, name string, err error) error {
 
 func newRolloutCommand(connect connector) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "rollout status|pause|resume|promote|plan NAME",
-		Short: "Follow and steer a Rollout (rollouts.federator.dev): status, pause, resume, promote, plan",
+		Use:   "rollout status|pause|resume|promote|plan|abort|undo NAME",
+		Short: "Follow and steer a Rollout (rollouts.federator.dev): status, pause, resume, promote, plan, abort, undo",
 		Long: `Follow and steer a staged rollout. NAME is a Rollout in the namespace (-n), as
 NAME or rollout/NAME, or a ClusterRollout as clusterrollout/NAME.
 
@@ -179,7 +178,7 @@ and write annotations on it; the controller decides everything else.`,
   federator rollout promote clusterrollout/platform`,
 	}
 	cmd.AddCommand(newRolloutStatusCommand(connect), newRolloutPauseCommand(connect), newRolloutResumeCommand(connect),
-		newRolloutPromoteCommand(connect), newRolloutPlanCommand(connect))
+		newRolloutPromoteCommand(connect), newRolloutPlanCommand(connect), newRolloutAbortCommand(connect), newRolloutUndoCommand(connect))
 	return cmd
 }
 

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/revision"
+)
+
+func deploymentTemplate(image string, annotations map[string]string) *unstructured.Unstructured {
+	d := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"namespace": "demo", "name": "web"},
+		"spec": map[string]any{"replicas": int64(2), "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": image}}}}},
+	}}
+	if annotations != nil {
+		d.SetAnnotations(annotations)
+	}
+	return d
+}
+
+func keptRevision(t *testing.T, ro *rolloutsv1alpha1.Rollout, rev int64, tpl *unstructured.Unstructured) *appsv1.ControllerRevision {
+	t.Helper()
+	cr, err := revision.NewHistory(revision.Rollout{Obj: ro, Spec: &ro.Spec, Status: &ro.Status, Kind: "Rollout"}, rev,
+		revision.Content{Templates: []revision.Template{{Binding: "demo/web-deployment", Hash: "h", Object: revision.Kept(tpl)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cr
+}
+
+func image(t *testing.T, h *hub) (string, map[string]string) {
+	t.Helper()
+	live := &unstructured.Unstructured{}
+	live.SetAPIVersion("apps/v1")
+	live.SetKind("Deployment")
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, live); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+	return c[0].(map[string]any)["image"].(string), live.GetAnnotations()
+}
+
+func TestRolloutUndo(t *testing.T) {
+	ro := testRollout(nil, progressingStatus()) // at revision 3
+	setup := func() *hub {
+		h := rolloutsHub(t, ro.DeepCopy())
+		for _, o := range []client.Object{
+			deploymentTemplate("nginx:1.27-broken", map[string]string{suspended: "incident 9", "team": "now"}),
+			keptRevision(t, ro, 2, deploymentTemplate("nginx:1.26", map[string]string{"team": "then", suspended: "old hold"})),
+			keptRevision(t, ro, 1, deploymentTemplate("nginx:1.25", nil)),
+		} {
+			if err := h.client.Create(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return h
+	}
+
+	h := setup()
+	stdout, _, err := run(t, h, "rollout", "undo", "web", "-n", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Rollout demo/web: Deployment demo/web written back as revision 2 had them"; !strings.Contains(stdout, want) {
+		t.Errorf("said %q, want %q", stdout, want)
+	}
+	img, annotations := image(t, h)
+	if img != "nginx:1.26" {
+		t.Errorf("image %s after undo, want the one before (nginx:1.26)", img)
+	}
+	if annotations["team"] != "then" || annotations[suspended] != "incident 9" {
+		t.Errorf("annotations %v: want the kept revision's, with the hold the template has now", annotations)
+	}
+
+	h = setup()
+	if _, _, err := run(t, h, "rollout", "undo", "web", "-n", "demo", "--to-revision", "1", "--dry-run"); err != nil {
+		t.Fatal(err)
+	}
+	if img, _ := image(t, h); img != "nginx:1.27-broken" {
+		t.Errorf("--dry-run wrote %s", img)
+	}
+	if _, _, err := run(t, h, "rollout", "undo", "web", "-n", "demo", "--to-revision", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if img, _ := image(t, h); img != "nginx:1.25" {
+		t.Errorf("--to-revision 1 wrote %s", img)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to-revision", "3"}, "Rollout demo/web is at revision 3: --to-revision must name an earlier one (1 to 2)"},
+		{[]string{"--to-revision", "0"}, ""},
+	} {
+		h := rolloutsHub(t, ro.DeepCopy())
+		_, _, err := run(t, h, append([]string{"rollout", "undo", "web", "-n", "demo"}, tc.args...)...)
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "revision 2 is no longer kept") {
+				t.Errorf("undo with no kept revision: %v, want it to say revision 2 is no longer kept", err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestRolloutAbort(t *testing.T) {
+	h := rolloutsHub(t, testRollout(nil, progressingStatus()))
+	stdout, _, err := run(t, h, "rollout", "abort", "web", "-n", "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "Rollout demo/web: revision 3 aborted") {
+		t.Errorf("said %q", stdout)
+	}
+	ro := &rolloutsv1alpha1.Rollout{}
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, ro); err != nil {
+		t.Fatal(err)
+	}
+	if got := ro.Annotations[rolloutsv1alpha1.AbortAnnotation]; got != "3" {
+		t.Errorf("abort annotation %q, want the current revision 3", got)
+	}
+	stdout, _, err = run(t, h, "rollout", "abort", "web", "-n", "demo")
+	if err != nil || !strings.Contains(stdout, "already aborted; nothing changed") {
+		t.Errorf("aborting again: %q, %v", stdout, err)
+	}
+}
