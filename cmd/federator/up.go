@@ -200,6 +200,12 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 					readyErr <- fmt.Errorf("apply the sample rollout: %w", err)
 					return
 				}
+				if o.staged() {
+					if err := yamldocs.Apply(runCtx, hubClient, samples.Stages, client.FieldOwner("federator-sample")); err != nil {
+						readyErr <- fmt.Errorf("apply the sample's Rollout: %w", err)
+						return
+					}
+				}
 			}
 			printReady(out, f, o, time.Since(began))
 		})
@@ -216,9 +222,15 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	}
 }
 
+// staged says whether the sample comes with its Rollout: where members run
+// workloads in simulated nodes, so versions become healthy (or, tagged
+// -broken, never do). Bare members and kind get the steps by hand.
+func (o upOptions) staged() bool { return o.workloads && o.provider != providerKind }
+
 // printReady prints the ready line and, with --sample, the steps of the
-// staged rollout: with workloads, a broken version stopped at the first
-// cluster and rolled back before the good one goes out cluster by cluster.
+// staged rollout: with the sample's Rollout, a good version that walks
+// through the stages by itself, a broken one stopped and rolled back at the
+// canary, undo, and a pause during the soak; by hand elsewhere.
 func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Duration) {
 	hubEndpoint, members := f.Endpoints()
 	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
@@ -247,6 +259,10 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 				federator = "federator"
 			}
 		}
+	}
+	if o.staged() {
+		printStagedSteps(out, dir, hubKC, federator, memberNames)
+		return
 	}
 	fmt.Fprintf(out, `Watch each member's image, why each Work is dispatched or held, and how many pods of the new version are ready in each member:
   for m in %s; do echo "$m: $(kubectl --kubeconfig %s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
@@ -292,6 +308,39 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 	}
 	fmt.Fprintf(out, "%d. Release everyone:\n  kubectl --kubeconfig %s -n demo patch pp web --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/suspension\"}]'\n",
 		step, hubKC)
+}
+
+// printStagedSteps walks the sample's Rollout: every step is a command
+// to paste, and what it shows.
+func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames []string) {
+	first, rest := memberNames[0], "the other members"
+	if len(memberNames) == 2 {
+		rest = memberNames[1]
+	}
+	fed := shellQuote(federator)
+	fleetFlag := "--fleet " + shellQuote(dir)
+	status := func(extra string) string {
+		return fmt.Sprintf("  %s rollout status web -n demo %s%s\n", fed, fleetFlag, extra)
+	}
+	setImage := func(image string) string {
+		return fmt.Sprintf("  kubectl --kubeconfig %s -n demo set image deploy/web web=%s\n", hubKC, image)
+	}
+	fmt.Fprintf(out, `Rollout demo/web releases each new version stage by stage: canary (%s) first, soaking 30s once healthy, then %s. A version not healthy within a minute fails, and %s goes back to the last version healthy there.
+Watch the stages, each member's image, and why each Work is dispatched or held:
+%s  for m in %s; do echo "$m: $(kubectl --kubeconfig %s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
+  kubectl --kubeconfig %s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
+  %s get rollout web -n demo %s
+`, first, rest, first, status(" --watch=false"), strings.Join(memberNames, " "), shellQuote(dir), hubKC, fed, fleetFlag)
+	fmt.Fprintf(out, "1. Roll out nginx:1.26; it walks through the stages by itself (status waits until it completes, about a minute):\n%s%s",
+		setImage("nginx:1.26"), status(" --timeout 5m"))
+	fmt.Fprintf(out, "2. Roll out nginx:1.27-broken; only %s gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts %s back on nginx:1.26; %s never get it:\n%s%s",
+		first, first, rest, setImage("nginx:1.27-broken"), status(" --timeout 5m"))
+	fmt.Fprintf(out, "3. Undo: the template goes back to nginx:1.26 as the last revision had it, and rolls out again:\n  %s rollout undo web -n demo %s\n%s",
+		fed, fleetFlag, status(" --timeout 5m"))
+	fmt.Fprintf(out, "4. Roll out nginx:1.28 and pause it while %s soaks; nothing more is released, and the soak clock stops:\n%s  %s rollout pause web -n demo %s -m 'checking the canary'\n%s",
+		first, setImage("nginx:1.28"), fed, fleetFlag, status(" --watch=false"))
+	fmt.Fprintf(out, "5. Resume: the soak goes on where it stopped, then %s follow:\n  %s rollout resume web -n demo %s\n%s",
+		rest, fed, fleetFlag, status(" --timeout 5m"))
 }
 
 // selfCommand is how the printed commands run this federator: its absolute

@@ -33,14 +33,16 @@ func TestPrintReady(t *testing.T) {
 	for _, want := range []string{
 		"federator: ready: hub and 3 members; kubeconfigs in " + fleetDir + " ",
 		"; Ctrl-C stops everything; started in 12.3s\n",
-		"1. Hold member2 and member3:",
-		"2. Roll out nginx:1.27-broken; only member1 gets it, and its new pod never becomes ready (READY 0/2), so the rollout stops there:\n" +
-			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image deploy/web web=nginx:1.27-broken\n" +
-			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "member1.kubeconfig") + "' -n demo get pods\n",
-		"3. Roll member1 back to nginx:1.25:",
-		"4. Roll out nginx:1.27; only member1 changes and becomes ready (READY 2/2):",
-		"5. Release member2; member3 stays on nginx:1.25:",
-		"6. Release everyone:",
+		"Rollout demo/web releases each new version stage by stage: canary (member1) first, soaking 30s once healthy, then the other members.",
+		"1. Roll out nginx:1.26; it walks through the stages by itself (status waits until it completes, about a minute):\n" +
+			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image deploy/web web=nginx:1.26\n" +
+			"  " + shellQuote(selfCommand()) + " rollout status web -n demo --fleet '" + fleetDir + "' --timeout 5m\n",
+		"2. Roll out nginx:1.27-broken; only member1 gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts member1 back on nginx:1.26; the other members never get it:",
+		"3. Undo: the template goes back to nginx:1.26 as the last revision had it, and rolls out again:\n" +
+			"  " + shellQuote(selfCommand()) + " rollout undo web -n demo --fleet '" + fleetDir + "'\n",
+		"4. Roll out nginx:1.28 and pause it while member1 soaks; nothing more is released, and the soak clock stops:",
+		" rollout pause web -n demo --fleet '" + fleetDir + "' -m 'checking the canary'\n",
+		"5. Resume: the soak goes on where it stopped, then the other members follow:",
 		// This federator, wherever it is: no PATH line puts it first.
 		"\n  " + shellQuote(selfCommand()) + " get rollout web -n demo --fleet '" + fleetDir + "'\n",
 	} {

@@ -9,3 +9,11 @@ import _ "embed"
 //
 //go:embed rollout.yaml
 var Rollout []byte
+
+// Stages is the Rollout of the sample: canary (member1, soaking 30s), then
+// every other member; a version not healthy within a minute is rolled
+// back on the canary. Applied when members run workloads, where versions
+// become healthy.
+//
+//go:embed rollout-stages.yaml
+var Stages []byte

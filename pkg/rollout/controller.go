@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -259,61 +258,16 @@ func policyName(namespace, name string) string {
 // bindingsOf lists the bindings the policy claims, with each template's
 // content hash and the stamp each carries.
 func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name string) ([]binding, error) {
-	var objs []client.Object
-	var specs []*workv1alpha2.ResourceBindingSpec
-	if policyKind == "PropagationPolicy" {
-		list := &workv1alpha2.ResourceBindingList{}
-		if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
-			return nil, err
-		}
-		for i := range list.Items {
-			b := &list.Items[i]
-			a := b.Annotations
-			if a[policyv1alpha1.PropagationPolicyNameAnnotation] == name && a[policyv1alpha1.PropagationPolicyNamespaceAnnotation] == namespace {
-				objs, specs = append(objs, b), append(specs, &b.Spec)
-			}
-		}
-	} else {
-		rbs := &workv1alpha2.ResourceBindingList{}
-		if err := r.Client.List(ctx, rbs); err != nil {
-			return nil, err
-		}
-		for i := range rbs.Items {
-			if rbs.Items[i].Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name {
-				objs, specs = append(objs, &rbs.Items[i]), append(specs, &rbs.Items[i].Spec)
-			}
-		}
-		crbs := &workv1alpha2.ClusterResourceBindingList{}
-		if err := r.Client.List(ctx, crbs); err != nil {
-			return nil, err
-		}
-		for i := range crbs.Items {
-			if crbs.Items[i].Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name {
-				objs, specs = append(objs, &crbs.Items[i]), append(specs, &crbs.Items[i].Spec)
-			}
-		}
+	claimed, err := revision.ClaimedBy(ctx, r.Client, policyKind, namespace, name)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]binding, 0, len(objs))
-	for i, o := range objs {
-		if !o.GetDeletionTimestamp().IsZero() {
-			continue
-		}
-		res := specs[i].Resource
-		tpl := &unstructured.Unstructured{}
-		tpl.SetGroupVersionKind(schema.FromAPIVersionAndKind(res.APIVersion, res.Kind))
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: res.Namespace, Name: res.Name}, tpl); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return nil, err
-		}
-		hash, err := revision.Hash(tpl)
-		if err != nil {
-			return nil, err
-		}
-		b := binding{obj: o, spec: specs[i], hash: hash, template: tpl,
+	out := make([]binding, 0, len(claimed))
+	for _, c := range claimed {
+		res := c.Spec.Resource
+		b := binding{obj: c.Binding, spec: c.Spec, hash: c.Hash, template: c.Template,
 			workName: names.GenerateWorkName(res.Kind, res.Name, res.Namespace)}
-		b.stamp, b.stamped = revision.ParseStamp(o.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation])
+		b.stamp, b.stamped = revision.ParseStamp(c.Binding.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation])
 		out = append(out, b)
 	}
 	return out, nil

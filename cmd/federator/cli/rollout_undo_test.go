@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -135,5 +138,68 @@ func TestRolloutAbort(t *testing.T) {
 	stdout, _, err = run(t, h, "rollout", "abort", "web", "-n", "demo")
 	if err != nil || !strings.Contains(stdout, "already aborted; nothing changed") {
 		t.Errorf("aborting again: %q, %v", stdout, err)
+	}
+}
+
+// A template changed a moment ago: until the controller takes it in, a
+// Rollout that says Completed is about the content before, and status
+// waits instead of answering "completed".
+func TestRolloutStatusWaitsForANewContentToBeTakenIn(t *testing.T) {
+	ro := testRollout(nil, completedStatus()) // revision 3, Completed
+	h := rolloutsHub(t, ro.DeepCopy())
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web-deployment",
+		Annotations: map[string]string{policyv1alpha1.PropagationPolicyNameAnnotation: "web", policyv1alpha1.PropagationPolicyNamespaceAnnotation: "demo"}},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "web"}}}
+	ctx := context.Background()
+	for _, o := range []client.Object{rb, deploymentTemplate("nginx:1.26", nil)} {
+		if err := h.client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Kept as the hub stores it, defaults and all, as the controller keeps it.
+	setImage := func(image string) *unstructured.Unstructured {
+		t.Helper()
+		live := &unstructured.Unstructured{}
+		live.SetAPIVersion("apps/v1")
+		live.SetKind("Deployment")
+		if err := h.client.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, live); err != nil {
+			t.Fatal(err)
+		}
+		if image != "" {
+			c, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+			c[0].(map[string]any)["image"] = image
+			_ = unstructured.SetNestedSlice(live.Object, c, "spec", "template", "spec", "containers")
+			if err := h.client.Update(ctx, live); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return live
+	}
+	kept := setImage("")
+	hash, err := revision.Hash(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := revision.NewHistory(revision.Rollout{Obj: ro, Spec: &ro.Spec, Status: &ro.Status, Kind: "Rollout"}, 3,
+		revision.Content{Templates: []revision.Template{{Binding: "demo/web-deployment", Hash: hash, Object: revision.Kept(kept)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	setImage("nginx:1.27")
+	stdout, _, err := run(t, h, "rollout", "status", "web", "-n", "demo", "--interval", "1ms", "--timeout", "50ms")
+	if ExitCode(err) != exitNotFinished {
+		t.Errorf("exit %d (%v), want %d: the status is about the content before the change", ExitCode(err), err, exitNotFinished)
+	}
+	if !strings.Contains(stdout, "waiting for the rollout controller to take in the templates' new content") {
+		t.Errorf("said %q", stdout)
+	}
+
+	// Once the kept revision is the content, the status answers.
+	setImage("nginx:1.26")
+	if _, _, err := run(t, h, "rollout", "status", "web", "-n", "demo", "--timeout", "1s"); err != nil {
+		t.Errorf("status of the content taken in: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/revision"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
@@ -87,6 +88,9 @@ type rolloutObject struct {
 	obj    client.Object
 	spec   *rolloutsv1alpha1.RolloutSpec
 	status *rolloutsv1alpha1.RolloutStatus
+	// behind: a template's content changed and the controller has not
+	// taken it in yet, so the status is about the content before.
+	behind bool
 }
 
 func asRolloutObject(k rolloutKind, obj client.Object) *rolloutObject {
@@ -114,7 +118,7 @@ func (r *rolloutObject) arg() string {
 // observed reports whether the status is the controller's answer to the
 // current spec; until it is, nothing in it is trusted.
 func (r *rolloutObject) observed() bool {
-	return r.status.ObservedGeneration == r.obj.GetGeneration()
+	return r.status.ObservedGeneration == r.obj.GetGeneration() && !r.behind
 }
 
 func (r *rolloutObject) condition(t string) *metav1.Condition {
@@ -146,7 +150,19 @@ func readRollout(ctx context.Context, h *hub, k rolloutKind, name string) (*roll
 	if err := h.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
 		return nil, err
 	}
-	return asRolloutObject(k, obj), nil
+	r := asRolloutObject(k, obj)
+	// A template changed a moment ago is not in the status yet: until the
+	// controller takes it in, the status is about the content before, and
+	// "completed" would be an answer to the wrong question.
+	ro := revision.Rollout{Obj: r.obj, Spec: r.spec, Status: r.status, Kind: k.kind}
+	claimed, err := revision.ClaimedBy(ctx, h.client, k.policyKind, namespace, r.spec.PolicyRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	if r.behind, err = revision.Behind(ctx, h.client, ro, claimed); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func explainRollout(h *hub, k rolloutKind, name string, err error) error {
@@ -260,6 +276,10 @@ func (r *rolloutObject) verdict() rolloutVerdict {
 
 // waitingFor says, in a line, what the rollout waits for now.
 func (r *rolloutObject) waitingFor() string {
+	if r.behind {
+		return fmt.Sprintf("waiting for the rollout controller to take in the templates' new content (the status is for revision %d, before it)",
+			r.status.Revision)
+	}
 	if !r.observed() {
 		return fmt.Sprintf("waiting for the rollout controller to observe generation %d of the spec (the status is for generation %d)",
 			r.obj.GetGeneration(), r.status.ObservedGeneration)

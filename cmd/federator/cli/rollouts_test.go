@@ -446,6 +446,9 @@ func TestRolloutStatusOutlivesAHubHiccupButNotADeletion(t *testing.T) {
 			reads := 0
 			h.client = interceptor.NewClient(h.client.(client.WithWatch), interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*rolloutsv1alpha1.Rollout); !ok {
+						return c.Get(ctx, key, obj, opts...)
+					}
 					reads++
 					switch reads {
 					case 2:
