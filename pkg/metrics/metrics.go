@@ -243,7 +243,7 @@ func Register(hub cache.Cache) error {
 	}
 	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency, SoftDeletionsPending, SoftDeletionsCompleted,
 		collector{reader: hub, works: works, synced: registration.HasSynced},
-		suspendedCollector{reader: hub, templates: SuspendedTemplates}} {
+		suspendedCollector{reader: hub, templates: SuspendedTemplates}, RolloutFailures, rolloutCollector{reader: hub}} {
 		if err := crmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already {
 				return err

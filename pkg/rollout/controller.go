@@ -34,6 +34,7 @@ import (
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/revision"
 	"github.com/federator-dev/federator/pkg/gatestate"
+	"github.com/federator-dev/federator/pkg/metrics"
 )
 
 // DefaultProgressDeadline is spec.progressDeadline when unset.
@@ -201,6 +202,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	for _, e := range events {
+		if e.Reason == rolloutsv1alpha1.EventReasonClusterFailed {
+			metrics.RolloutFailures.WithLabelValues(ro.Kind, ro.Obj.GetNamespace(), ro.Obj.GetName()).Inc()
+		}
 		typ := corev1.EventTypeNormal
 		if e.Warning {
 			typ = corev1.EventTypeWarning

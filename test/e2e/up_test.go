@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,9 +57,9 @@ var _ = Describe("federator up", Ordered, func() {
 			return out
 		}, 3*time.Minute, time.Second).Should(And(
 			MatchRegexp(`(?m)^federator: ready: hub and 2 members; kubeconfigs in %s `, regexp.QuoteMeta(dir)),
-			MatchRegexp(`(?m)^  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1\.27$`,
+			MatchRegexp(`(?m)^  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1\.26$`,
 				regexp.QuoteMeta(filepath.Join(dir, "hub.kubeconfig"))),
-			ContainSubstring("patch pp web"),
+			ContainSubstring("rollout resume web -n demo"),
 			MatchRegexp(`(?m)^  for m in member1 member2; do `)))
 		// Recorded now, while all is up, so that the cleanup can reach them
 		// even if a later step fails.
@@ -116,13 +117,25 @@ var _ = Describe("federator up", Ordered, func() {
 			return string(output)
 		}
 		watchImages := func() string {
-			return run(printed("Watch each member's image, why each Work is dispatched or held, and how many pods of the new version are ready in each member:"))
+			return run(regexp.MustCompile(`(?m)^  (for m in .*)$`).FindStringSubmatch(out)[1])
 		}
 		watchWorks := func() string {
 			return run(regexp.MustCompile(`(?m)^  (kubectl .* get works .*)$`).FindStringSubmatch(out)[1])
 		}
 		watchRollout := func() string {
 			return run(regexp.MustCompile(`(?m)^  (\S+ get rollout web -n demo --fleet .*)$`).FindStringSubmatch(out)[1])
+		}
+		// runExit runs a printed command and returns its output and exit
+		// code (rollout status exits 1 when the rollout failed).
+		runExit := func(command string) (string, int) {
+			GinkgoHelper()
+			output, err := exec.Command("bash", "-c", pathLine+"\n"+command).CombinedOutput()
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return string(output), exit.ExitCode()
+			}
+			Expect(err).NotTo(HaveOccurred(), "printed command %q: %s", command, output)
+			return string(output), 0
 		}
 		// rolloutRow matches get rollout's row of member: state, READY and
 		// images.
@@ -136,50 +149,68 @@ var _ = Describe("federator up", Ordered, func() {
 		Expect(watchImages()).To(Equal("member1: nginx:1.25\nmember2: nginx:1.25\n"))
 		Eventually(watchRollout, 2*time.Minute).Should(And(
 			rolloutRow("member1", "Applied", "2/2", "nginx:1.25"), rolloutRow("member2", "Applied", "2/2", "nginx:1.25")))
+		statusOnce := regexp.MustCompile(`(?m)^  (\S+ rollout status web -n demo --fleet .* --watch=false)$`).FindStringSubmatch(out)[1]
+		Eventually(func() string { o, _ := runExit(statusOnce); return o }, 2*time.Minute).Should(
+			ContainSubstring("Completed (RolloutCompleted): revision 1 reached every stage"))
 
-		// Every version member2 stores until it is released: it never gets
-		// a version before everyone is released.
+		// Every version member2 stores: it never gets the broken one, and
+		// nothing while the rollout is paused before it.
 		dyn2, err := dynamic.NewForConfig(upConfig(filepath.Join(dir, "member2.kubeconfig")))
 		Expect(err).NotTo(HaveOccurred())
 		member2Record, err := framework.Record(ctx, dyn2, member2, deploymentRef("demo", "web"), "member2")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(member2Record.Stop)
 
-		By("running the printed steps: hold member2")
-		run(printed(`1\. Hold member2:`))
-		Eventually(watchWorks, time.Minute).Should(MatchRegexp(`(?m)^karmada-es-member2 +web-\S+ +SuspendDispatching$`))
-		Expect(watchWorks()).To(MatchRegexp(`(?m)^karmada-es-member1 +web-\S+ +Dispatching$`))
-		By("logging, at --v=1, that member2's Work is held, by what, and what releases it")
+		By("step 1: nginx:1.26 walks through the stages by itself; status waits and exits 0")
+		step1 := printedLines(out, `1\. Roll out nginx:1\.26; it walks through the stages by itself \(status waits until it completes, about a minute\):`)
+		Expect(step1).To(HaveLen(2))
+		run(step1[0])
+		Expect(run(step1[1])).To(ContainSubstring("Completed (RolloutCompleted): revision 2 reached every stage"))
+		Expect(watchImages()).To(Equal("member1: nginx:1.26\nmember2: nginx:1.26\n"))
+
+		By("step 2: nginx:1.27-broken fails at the canary, which goes back to nginx:1.26; status exits 1")
+		step2 := printedLines(out, `2\. Roll out nginx:1\.27-broken; only member1 gets it, .*`)
+		Expect(step2).To(HaveLen(2))
+		run(step2[0])
+		said, code := runExit(step2[1])
+		Expect(code).To(Equal(1), said)
+		Expect(said).To(ContainSubstring("Rollout demo/web failed at revision 3: stage 'canary' failed"))
+		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.26"))
+		Expect(said).To(MatchRegexp(`(?m)^member1 +canary +RolledBack +2 `))
+		Expect(stored(member2Record, framework.Image)).NotTo(ContainElement("nginx:1.27-broken"), "member2 got the broken version")
+
+		By("step 3: undo writes nginx:1.26 back; it rolls out again and completes")
+		step3 := printedLines(out, `3\. Undo: the template goes back to nginx:1\.26 as the last revision had it, and rolls out again:`)
+		Expect(step3).To(HaveLen(2))
+		Expect(run(step3[0])).To(ContainSubstring("Deployment demo/web written back as revision 2 had them"))
+		Expect(run(step3[1])).To(ContainSubstring("Completed (RolloutCompleted): revision 4 reached every stage"))
+
+		By("step 4: nginx:1.28, paused while the canary soaks: member2 stays on nginx:1.26")
+		step4 := printedLines(out, `4\. Roll out nginx:1\.28 and pause it while member1 soaks; .*`)
+		Expect(step4).To(HaveLen(3))
+		run(step4[0])
+		Eventually(func() string { o, _ := runExit(statusOnce); return o }, time.Minute).Should(
+			ContainSubstring("StageSoaking"), "the canary soaks")
+		Expect(run(step4[1])).To(ContainSubstring(`Rollout demo/web paused: "checking the canary"`))
+		Expect(run(step4[2])).To(ContainSubstring("Paused (Suspended)"))
+		Eventually(watchWorks, time.Minute).Should(MatchRegexp(`(?m)^karmada-es-member2 +web-\S+ +RolloutStage$`))
+		By("logging, at --v=1, that member2's Work is held by the Rollout")
 		Eventually(func() string {
 			raw, _ := os.ReadFile(filepath.Join(dir, "federator.log"))
 			return string(raw)
-		}).Should(MatchRegexp(`"msg":"held: SuspendDispatching: suspended by spec\.suspension\.dispatchingOnClusters\.clusterNames of PropagationPolicy demo/web; remove member2 from it to resume".*"controller":"dispatch-member2"`))
+		}).Should(MatchRegexp(`"msg":"held: RolloutStage: held by Rollout demo/web: .*"controller":"dispatch-member2"`))
+		// Longer than the soak: paused, the soak clock stands still.
+		time.Sleep(35 * time.Second)
+		Expect(watchImages()).To(Equal("member1: nginx:1.28\nmember2: nginx:1.26\n"))
 
-		By("rolling out nginx:1.27-broken: member1 gets it and stops short, its new pod Running but not ready")
-		broken := printedLines(out, `2\. Roll out nginx:1\.27-broken; only member1 gets it, and its new pod never becomes ready \(READY 0/2\), so the rollout stops there:`)
-		Expect(broken).To(HaveLen(2))
-		run(broken[0])
-		Eventually(image(member1), time.Minute).Should(Equal("nginx:1.27-broken"))
+		By("step 5: resume; the soak goes on and member2 gets nginx:1.28")
+		step5 := printedLines(out, `5\. Resume: the soak goes on where it stopped, then member2 follow:`)
+		Expect(step5).To(HaveLen(2))
+		Expect(run(step5[0])).To(ContainSubstring("Rollout demo/web resumed"))
+		Expect(run(step5[1])).To(ContainSubstring("Completed (RolloutCompleted): revision 5 reached every stage"))
 		Eventually(watchRollout, 2*time.Minute).Should(And(
-			rolloutRow("member1", "Applied", "0/2", "nginx:1.27-broken"), rolloutRow("member2", "Held", "2/2", "-")))
-		Expect(run(broken[1])).To(MatchRegexp(`(?m)^web-\S+ +0/1 +Running +`), "member1's pods")
-
-		By("rolling member1 back: its pods of nginx:1.25 are ready again")
-		run(printed(`3\. Roll member1 back to nginx:1\.25:`))
-		Eventually(watchRollout, 2*time.Minute).Should(rolloutRow("member1", "Applied", "2/2", "nginx:1.25"))
-
-		By("rolling out nginx:1.27: member1 becomes ready on it, member2 stays held on nginx:1.25")
-		run(printed(`4\. Roll out nginx:1\.27; only member1 changes and becomes ready \(READY 2/2\):`))
-		Eventually(watchRollout, 2*time.Minute).Should(And(
-			rolloutRow("member1", "Applied", "2/2", "nginx:1.27"), rolloutRow("member2", "Held", "2/2", "-")))
-		Expect(watchImages()).To(Equal("member1: nginx:1.27\nmember2: nginx:1.25\n"))
-		Expect(stored(member2Record, framework.Image)).To(HaveEach("nginx:1.25"), "member2 got a version while held")
-
-		By("running the last printed step: release everyone; member2 becomes ready on nginx:1.27")
-		run(printed(`5\. Release everyone:`))
-		Eventually(watchRollout, 2*time.Minute).Should(And(
-			rolloutRow("member1", "Applied", "2/2", "nginx:1.27"), rolloutRow("member2", "Applied", "2/2", "nginx:1.27")))
-		Eventually(watchWorks, time.Minute).ShouldNot(ContainSubstring("SuspendDispatching"))
+			rolloutRow("member1", "Applied", "2/2", "nginx:1.28"), rolloutRow("member2", "Applied", "2/2", "nginx:1.28")))
+		Expect(stored(member2Record, framework.Image)).NotTo(ContainElement("nginx:1.27-broken"))
 
 		By("running kube-apiserver, etcd and kube-controller-manager as federator's children, one per cluster")
 		var comms []string
