@@ -65,6 +65,15 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		}
 	}
 
+	memberImageIs := func(member, image string) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) string {
+			d := &appsv1.Deployment{}
+			g.Expect(w.inMembers[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
+			return d.Spec.Template.Spec.Containers[0].Image
+		}, "2m").Should(Equal(image), member)
+	}
+
 	It("takes in what runs as its first revision, then walks a healthy image through three stages in order", func() {
 		Expect(framework.Apply(ctx, w.hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
 		w.placeOnEveryMember("apps/v1", "Deployment", ns, name)
@@ -82,12 +91,8 @@ var _ = Describe("staged rollouts", Ordered, func() {
 			},
 		}, fieldOwner)).To(Succeed())
 		completedAt(1)
-		for m, c := range w.inMembers {
-			Eventually(func(g Gomega) string {
-				d := &appsv1.Deployment{}
-				g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
-				return d.Spec.Template.Spec.Containers[0].Image
-			}).Should(Equal("nginx:1.25"), m)
+		for m := range w.inMembers {
+			memberImageIs(m, "nginx:1.25")
 		}
 
 		recordAll()
@@ -179,12 +184,8 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		By("a fixed image is a new revision: it starts from the canary again and reaches every member")
 		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.27")).To(Succeed())
 		completedAt(4)
-		for m, c := range w.inMembers {
-			Eventually(func(g Gomega) string {
-				d := &appsv1.Deployment{}
-				g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
-				return d.Spec.Template.Spec.Containers[0].Image
-			}).Should(Equal("nginx:1.27"), m)
+		for m := range w.inMembers {
+			memberImageIs(m, "nginx:1.27")
 		}
 		for _, m := range []string{"member2", "member3"} {
 			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement(broken), "%s stored the broken image", m)
@@ -204,14 +205,6 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		}
 		g.Expect(cluster).To(BeEmpty(), "no status for the cluster")
 		return rolloutsv1alpha1.ClusterStatus{}
-	}
-	memberImageIs := func(member, image string) {
-		GinkgoHelper()
-		Eventually(func(g Gomega) string {
-			d := &appsv1.Deployment{}
-			g.Expect(w.inMembers[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
-			return d.Spec.Template.Spec.Containers[0].Image
-		}, "2m").Should(Equal(image), member)
 	}
 
 	It("with onFailure Rollback, puts the failed canary back on the image that was healthy there; the others never store the broken one", func() {
