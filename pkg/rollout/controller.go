@@ -192,6 +192,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
+	if in.Revision == 0 {
+		msg := fmt.Sprintf("%s %s claims no template yet (or its bindings are not placed yet): nothing to roll out",
+			policyKind, policyName(ro.Obj.GetNamespace(), ro.Spec.PolicyRef.Name))
+		r.setConditions(ro, metav1.ConditionFalse, rolloutsv1alpha1.ReasonNoRevision, msg, nil)
+		return ctrl.Result{}, r.writeStatus(ctx, ro, before)
+	}
 	out := Step(in)
 	events = append(events, out.Events...)
 	out.Status.Conditions = ro.Status.Conditions

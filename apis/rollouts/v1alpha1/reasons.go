@@ -38,6 +38,9 @@ const (
 	// ReasonPolicyNotFound: spec.policyRef names no policy; nothing is
 	// released by this rollout and nothing is changed.
 	ReasonPolicyNotFound = "PolicyNotFound"
+	// ReasonNoRevision: the policy claims no template yet; nothing to roll
+	// out.
+	ReasonNoRevision = "NoRevision"
 	// ReasonInvalidSpec: the spec cannot be used (an unknown gate name
 	// format, a selector that does not parse); nothing new is released.
 	ReasonInvalidSpec = "InvalidSpec"
