@@ -21,7 +21,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build image install binaries manifests test unit e2e bench up vet fmt clean
+.PHONY: all build image install binaries manifests docs test unit e2e bench up vet fmt clean
 
 all: build binaries
 
@@ -98,6 +98,11 @@ $(BIN)/kube-proxy: hack/tools/go.mod
 # types in the module cache.
 manifests:
 	hack/gen-crds.sh $(CONTROLLER_GEN_VERSION)
+
+# docs/cli.md, the command reference, generated from the commands' own help
+# (`federator docs`); cmd/federator's tests fail when it is stale.
+docs:
+	go run ./cmd/federator docs --out docs/cli.md
 
 vet:
 	go vet ./...

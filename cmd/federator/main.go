@@ -50,7 +50,7 @@ func newRootCommand(invokedAs string) *cobra.Command {
 	if strings.TrimSuffix(invokedAs, ".exe") == pluginName {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl federator"}
 	}
-	root.AddCommand(newUpCommand(), newControllerCommand(), newVersionCommand())
+	root.AddCommand(newUpCommand(), newControllerCommand(), newVersionCommand(), newDocsCommand())
 	root.AddCommand(cli.Commands()...)
 	return root
 }
