@@ -82,6 +82,10 @@ type op struct {
 	Member   string
 	// Version is the new version of an opVersion.
 	Version string
+	// Alias: a spec.suspension write in the suspension proposal's spelling
+	// (suspendDispatching, suspendDispatchingOnClusters), which the hub
+	// accepts beside Karmada's and must never prune into "no suspension".
+	Alias bool
 }
 
 func (o op) String() string {
@@ -94,6 +98,9 @@ func (o op) String() string {
 	}
 	if o.Version != "" {
 		s += " " + o.Version
+	}
+	if o.Alias {
+		s += " (proposal spelling)"
 	}
 	return s
 }
@@ -158,6 +165,9 @@ func (g *generator) next(s state) (op, state) {
 	if lifts := liftable(s); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && g.rng.Intn(2) == 0 {
 		o = lifts[g.rng.Intn(len(lifts))]
 		kind = o.Kind
+	}
+	if kind == opSuspendAll || kind == opSuspendOn {
+		o.Alias = g.rng.Intn(2) == 0
 	}
 	t := n.Templates[o.Template]
 	switch kind {
@@ -330,7 +340,14 @@ func write(ctx context.Context, hub client.Client, o op, next state, members []s
 		if len(next.SuspendOn) > 0 {
 			on = map[string]any{"clusterNames": slices.Sorted(maps.Keys(next.SuspendOn))}
 		}
-		var suspension any = map[string]any{"dispatching": dispatching, "dispatchingOnClusters": on}
+		// Written in one spelling, the other one's fields removed, so the
+		// two never disagree (the hub refuses that).
+		var suspension any = map[string]any{"dispatching": dispatching, "dispatchingOnClusters": on,
+			"suspendDispatching": nil, "suspendDispatchingOnClusters": nil}
+		if o.Alias {
+			suspension = map[string]any{"suspendDispatching": dispatching, "suspendDispatchingOnClusters": on,
+				"dispatching": nil, "dispatchingOnClusters": nil}
+		}
 		if dispatching == nil && on == nil {
 			suspension = nil
 		}
