@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -42,7 +44,10 @@ const DefaultProgressDeadline = 10 * time.Minute
 
 // Reconciler runs the stage machine for one kind of Rollout.
 type Reconciler struct {
-	Client        client.Client
+	Client client.Client
+	// APIReader reads past the cache where a decision must not rest on a
+	// cache that may lag (the kept revisions); Client when nil.
+	APIReader     client.Reader
 	Recorder      record.EventRecorder
 	ClusterScoped bool
 	// Clock is the wall clock when nil.
@@ -330,18 +335,53 @@ func (r *Reconciler) keep(ctx context.Context, ro revision.Rollout, rev int64, b
 		}
 	}
 	err = r.Client.Create(ctx, cr)
-	if apierrors.IsAlreadyExists(err) {
-		// A step that failed after keeping it, or a Rollout of the same
-		// name before this one: the content of this revision is what
-		// counts.
-		old := &appsv1.ControllerRevision{}
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(cr), old); err != nil {
-			return err
-		}
-		old.Data, old.Revision, old.Labels, old.OwnerReferences = cr.Data, cr.Revision, cr.Labels, cr.OwnerReferences
-		return r.Client.Update(ctx, old)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
 	}
-	return err
+	// Kept already: by a step whose status write was refused, by a Rollout
+	// of the same name before this one, or by a step this cache has not
+	// seen the status of. Its content is immutable, and must not change
+	// under a revision the status may name already.
+	old := &appsv1.ControllerRevision{}
+	if err := r.fresh().Get(ctx, client.ObjectKeyFromObject(cr), old); err != nil {
+		return err
+	}
+	oldHashes, err := revision.Hashes(old)
+	if err == nil && old.Labels[rolloutsv1alpha1.RolloutUIDLabel] == string(ro.UID()) && maps.Equal(oldHashes, hashesOf(content)) {
+		return nil
+	}
+	stored := r.newRollout()
+	if err := r.fresh().Get(ctx, client.ObjectKeyFromObject(ro.Obj), stored.Obj); err != nil {
+		return err
+	}
+	if stored.UID() == ro.UID() && stored.Status.Revision >= rev {
+		// The stored status names this revision already: the cache is
+		// behind; the next step reads what was kept.
+		return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, cr.Name,
+			fmt.Errorf("%s is at revision %d already", ro, stored.Status.Revision))
+	}
+	// Named by no status: left by a step whose status write was refused,
+	// or by a Rollout of the same name before this one. Replace it.
+	if err := r.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	return r.Client.Create(ctx, cr)
+}
+
+func hashesOf(c revision.Content) map[string]string {
+	out := make(map[string]string, len(c.Templates))
+	for _, t := range c.Templates {
+		out[t.Binding] = t.Hash
+	}
+	return out
+}
+
+// fresh reads past the cache; the cache when no APIReader is set.
+func (r *Reconciler) fresh() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // prune deletes the kept revisions beyond spec.revisionHistoryLimit.

@@ -6,8 +6,12 @@ import (
 	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +20,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	v1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/revision"
 )
 
 func testRollout(name, policy string, created time.Time) *v1.Rollout {
@@ -72,6 +77,55 @@ func TestReconcileSaysWhyNothingRollsOut(t *testing.T) {
 			case e := <-recorder.Events:
 				t.Errorf("event %q: nothing happened to tell", e)
 			default:
+			}
+		})
+	}
+}
+
+// A kept revision is immutable once a status names it: keep leaves it, or
+// says the cache is behind; one no status names (a step whose status
+// write was refused) is replaced.
+func TestKeepNeverChangesARevisionTheStatusNames(t *testing.T) {
+	ro := testRollout("web", "web", time.Now())
+	view := revision.Rollout{Obj: ro, Spec: &ro.Spec, Status: &ro.Status, Kind: "Rollout"}
+	content := func(hash string) revision.Content {
+		return revision.Content{Templates: []revision.Template{{Binding: "shop/web-deployment", Hash: hash, Object: map[string]any{"kind": "Deployment"}}}}
+	}
+	tpl := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment"}}
+	bindings := func(hash string) []binding {
+		return []binding{{obj: &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-deployment"}}, hash: hash, template: tpl}}
+	}
+	for _, tc := range []struct {
+		name         string
+		statusAt     int64
+		keptHash     string
+		newHash      string
+		wantErr      bool
+		wantKeptHash string
+	}{
+		{"the same content kept already is left as it is", 1, "a", "a", false, "a"},
+		{"another content no status names is replaced", 1, "a", "b", false, "b"},
+		{"another content the stored status names is left, and the step retried", 2, "a", "b", true, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stored := ro.DeepCopy()
+			stored.Status.Revision = tc.statusAt
+			old, err := revision.NewHistory(view, 2, content(tc.keptHash))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(stored, old).WithStatusSubresource(&v1.Rollout{}).Build()
+			r := &Reconciler{Client: c}
+			err = r.keep(context.Background(), view, 2, bindings(tc.newHash))
+			if (err != nil) != tc.wantErr || err != nil && !apierrors.IsConflict(err) {
+				t.Fatalf("keep: %v, want error %v (a conflict)", err, tc.wantErr)
+			}
+			got := &appsv1.ControllerRevision{}
+			if err := c.Get(context.Background(), view.HistoryKey(2), got); err != nil {
+				t.Fatal(err)
+			}
+			if h, _ := revision.Hashes(got); h["shop/web-deployment"] != tc.wantKeptHash {
+				t.Errorf("revision 2 keeps %v, want hash %s", h, tc.wantKeptHash)
 			}
 		})
 	}

@@ -52,7 +52,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allRollouts(c, clusterScoped)),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(o.Workers, 1)}).
-			Complete(&Reconciler{Client: c, Recorder: mgr.GetEventRecorderFor("rollout-controller"), ClusterScoped: clusterScoped})
+			Complete(&Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("rollout-controller"), ClusterScoped: clusterScoped})
 		if err != nil {
 			return err
 		}
