@@ -21,7 +21,7 @@ func GrantAllButCRDUpdates(ctx context.Context, c client.Client, cfg *rest.Confi
 		ObjectMeta: metav1.ObjectMeta{Name: NoCRDUpdateUser},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"", "apps", "batch", "policy.karmada.io", "work.karmada.io", "cluster.karmada.io",
-				"gating.federator.dev", "admissionregistration.k8s.io", "events.k8s.io", "coordination.k8s.io",
+				"gating.federator.dev", "rollouts.federator.dev", "admissionregistration.k8s.io", "events.k8s.io", "coordination.k8s.io",
 				"scheduling.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
 			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 				Verbs: []string{"get", "list", "watch", "create"}},
