@@ -122,13 +122,13 @@ func waitDeploymentAvailable(ctx context.Context, h *hub, out io.Writer, image s
 		return nil
 	}
 	if lastErr != nil {
-		return fmt.Errorf("Deployment %s is not Available after %s: %w", key, timeout, lastErr)
+		return fmt.Errorf("the Deployment %s is not Available after %s: %w", key, timeout, lastErr)
 	}
 	why := ""
 	if c := deploymentCondition(d, appsv1.DeploymentAvailable); c != nil && c.Message != "" {
 		why = "; " + c.Message
 	}
-	return fmt.Errorf("Deployment %s is not Available after %s: %d/%d replicas ready%s. "+
+	return fmt.Errorf("the Deployment %s is not Available after %s: %d/%d replicas ready%s. "+
 		"See `kubectl -n %s get pods` and `kubectl -n %s describe pods`; a node that cannot pull %s needs it loaded "+
 		"(`make image`, then `kind load docker-image %s`, say), or give --image one it can pull",
 		key, timeout, d.Status.ReadyReplicas, ptrOr(d.Spec.Replicas, 1), why, key.Namespace, key.Namespace, image, image)

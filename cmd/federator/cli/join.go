@@ -209,14 +209,14 @@ func waitClusterReady(ctx context.Context, h *hub, out io.Writer, name string, t
 		return nil
 	}
 	if lastErr != nil {
-		return fmt.Errorf("Cluster %s is not Ready after %s: %w", name, timeout, lastErr)
+		return fmt.Errorf("the Cluster %s is not Ready after %s: %w", name, timeout, lastErr)
 	}
 	ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	if ready == nil {
-		return fmt.Errorf("Cluster %s is joined but has no Ready condition after %s: is federator's controller running against this hub "+
+		return fmt.Errorf("the Cluster %s is joined but has no Ready condition after %s: is federator's controller running against this hub "+
 			"(federator install, or federator controller)? Its clusterStatus controller sets it", name, timeout)
 	}
-	return fmt.Errorf("Cluster %s is joined but not Ready after %s: %s: %s. The hub's controller reaches it at %s: that address must "+
+	return fmt.Errorf("the Cluster %s is joined but not Ready after %s: %s: %s. The hub's controller reaches it at %s: that address must "+
 		"answer from where the controller runs", name, timeout, ready.Reason, ready.Message, cluster.Spec.APIEndpoint)
 }
 
