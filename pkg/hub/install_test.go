@@ -155,4 +155,28 @@ func TestVerifyInstallsNothing(t *testing.T) {
 	if len(report.Changes) != 0 || !report.PolicyStatus() {
 		t.Errorf("Verify after Install: %+v, want nothing lacking", report.Changes)
 	}
+
+	// A policy CRD without its status subresource (an older install): the
+	// controller works without policy status, and says how to update.
+	pp := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "propagationpolicies.policy.karmada.io"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	pp.Spec.Versions[0].Subresources = nil
+	if err := c.Update(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	report, err = Verify(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.PolicyStatus() || len(report.Changes) != 1 || !strings.Contains(report.Changes[0].Message(), "Update the CRDs with `federator install`") {
+		t.Errorf("Verify of a policy CRD without status: %+v", report.Changes)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "propagationpolicies.policy.karmada.io"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	if pp.Spec.Versions[0].Subresources != nil {
+		t.Error("Verify changed the CRD")
+	}
 }
