@@ -21,7 +21,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build image install binaries manifests docs test unit e2e bench up vet fmt clean
+.PHONY: all build image install binaries manifests install-manifests docs test unit e2e bench up vet fmt clean
 
 all: build binaries
 
@@ -46,6 +46,7 @@ image:
 	rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/tmp
 	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w $(FEDERATOR_LDFLAGS)' -o $(IMAGE_DIR)/federator ./cmd/federator
 	docker build -q -f Dockerfile -t $(IMAGE) $(IMAGE_DIR)
+	docker tag $(IMAGE) federator/federator:latest  # what config/install names
 	docker run --rm $(IMAGE) version
 
 # Install federator, and kubectl-federator beside it so that kubectl finds
@@ -98,6 +99,12 @@ $(BIN)/kube-proxy: hack/tools/go.mod
 # types in the module cache.
 manifests:
 	hack/gen-crds.sh $(CONTROLLER_GEN_VERSION)
+	hack/gen-install.sh
+
+# config/install's copies of config/crds and config/admission (kustomize
+# reads nothing outside config/install); its test fails when they are stale.
+install-manifests:
+	hack/gen-install.sh
 
 # docs/cli.md, the command reference, generated from the commands' own help
 # (`federator docs`); cmd/federator's tests fail when it is stale.

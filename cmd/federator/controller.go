@@ -102,6 +102,9 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
 		"how long the leader keeps trying to renew before it stops leading (and exits)")
 	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the Lease")
+	f.BoolVar(&o.InstallCRDs, "install-crds", o.InstallCRDs,
+		"install or update the CRDs and admission policies on the hub at start; false where federator's manifests installed them "+
+			"(federator install): the controller then only checks they are served, and needs no right to change CRDs")
 	addZapFlags(f, &zapOptions)
 	return cmd
 }

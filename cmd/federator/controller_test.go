@@ -17,7 +17,7 @@ func TestControllerFlags(t *testing.T) {
 		"leader-elect": "true", "leader-election-namespace": "federator-system",
 		"leader-elect-lease-duration": "15s", "leader-elect-renew-deadline": "10s", "leader-elect-retry-period": "2s",
 		"health-probe-bind-address": "", "metrics-bind-address": "", "kubeconfig": "",
-		"zap-log-level": "", "zap-encoder": "",
+		"zap-log-level": "", "zap-encoder": "", "install-crds": "true",
 	} {
 		f := cmd.Flags().Lookup(name)
 		if f == nil {

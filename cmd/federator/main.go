@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/federator-dev/federator/cmd/federator/cli"
+	"github.com/federator-dev/federator/config/install"
 )
 
 // pluginName is the name kubectl finds the binary by on PATH.
@@ -52,5 +53,16 @@ func newRootCommand(invokedAs string) *cobra.Command {
 	}
 	root.AddCommand(newUpCommand(), newControllerCommand(), newVersionCommand(), newDocsCommand())
 	root.AddCommand(cli.Commands()...)
+	root.AddCommand(cli.InstallCommands(defaultImage(version))...)
 	return root
+}
+
+// defaultImage is the controller image `federator install` writes: the one
+// `make image` builds from the same checkout, federator/federator:VERSION,
+// or :latest (which `make image` also tags) from an unstamped build.
+func defaultImage(version string) string {
+	if version == "" || version == "dev" {
+		return install.ImageRepository + ":latest"
+	}
+	return install.ImageRepository + ":" + version
 }

@@ -19,3 +19,13 @@ func TestRootCommandNamesHowItWasInvoked(t *testing.T) {
 		}
 	}
 }
+
+// install writes the image `make image` builds from the same checkout:
+// federator/federator:VERSION, or :latest from an unstamped build.
+func TestDefaultImageIsThisBuilds(t *testing.T) {
+	for version, want := range map[string]string{"v0.3.0-4-gabc": "federator/federator:v0.3.0-4-gabc", "dev": "federator/federator:latest", "": "federator/federator:latest"} {
+		if got := defaultImage(version); got != want {
+			t.Errorf("defaultImage(%q) = %q, want %q", version, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,6 +47,10 @@ func (c CRDChange) Message() string {
 	what := strings.Join(parts, " and ")
 	if c.Err == nil {
 		return fmt.Sprintf("%s added to %s", what, c.Name)
+	}
+	if errors.Is(c.Err, errNotInstalling) {
+		return fmt.Sprintf("%s lacks %s, and the controller runs with --install-crds=false; federator works without them: %s. "+
+			"Update the CRDs with `federator install` (or kubectl apply --server-side -k config/install)", c.Name, what, c.consequence())
 	}
 	return fmt.Sprintf("cannot add %s to %s (%v); federator works without them: %s. "+
 		"Grant the controller update and patch on customresourcedefinitions, or apply federator's CRDs (config/crds) yourself",

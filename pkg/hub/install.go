@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,6 +72,39 @@ func Install(ctx context.Context, c client.Client) (InstallReport, error) {
 	}
 	return report, waitAdmissionEnforced(ctx, c)
 }
+
+// Verify checks, without changing anything, that the hub serves the CRDs
+// federator needs (installed by its manifests, config/install): a missing
+// CRD is an error that says how to install it; what an existing one lacks
+// is reported as a change the controller was not allowed to make, so the
+// controllers work with less (PolicyStatus) and say so.
+func Verify(ctx context.Context, c client.Client) (InstallReport, error) {
+	var report InstallReport
+	crdList, err := crds.CRDs()
+	if err != nil {
+		return report, err
+	}
+	for _, crd := range crdList {
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), live); apierrors.IsNotFound(err) {
+			return report, fmt.Errorf("the hub has no CustomResourceDefinition %s and --install-crds=false: "+
+				"install federator's manifests (`federator install`, or `kubectl apply -k config/install`), or run with --install-crds", crd.Name)
+		} else if err != nil {
+			return report, fmt.Errorf("reading CustomResourceDefinition %s on the hub: %w", crd.Name, err)
+		}
+		_, added, err := crdAdditions(live, crd)
+		if err != nil {
+			return report, err
+		}
+		if len(added) > 0 {
+			report.Changes = append(report.Changes, CRDChange{Name: crd.Name, Added: added, Err: errNotInstalling})
+		}
+	}
+	return report, waitEstablished(ctx, c, crdList)
+}
+
+// errNotInstalling is why Verify leaves a CRD lacking something as it is.
+var errNotInstalling = errors.New("--install-crds=false")
 
 func waitEstablished(ctx context.Context, c client.Client, crdList []*apiextensionsv1.CustomResourceDefinition) error {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -8,6 +8,7 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -126,4 +127,56 @@ func bareHub(t *testing.T) (context.Context, client.Client) {
 		t.Fatal(err)
 	}
 	return ctx, c
+}
+
+// With --install-crds=false the controller installs nothing: a hub without
+// the CRDs is refused with what to do; once they are there (as federator
+// install applies them), Verify passes and reports nothing lacking.
+func TestVerifyInstallsNothing(t *testing.T) {
+	ctx, c := bareHub(t)
+	_, err := Verify(ctx, c)
+	if err == nil || !strings.Contains(err.Error(), "federator install") {
+		t.Fatalf("Verify on a hub without CRDs: %v, want an error that says to run federator install", err)
+	}
+	crdList := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(ctx, crdList); err != nil {
+		t.Fatal(err)
+	}
+	if len(crdList.Items) != 0 {
+		t.Fatalf("Verify created %d CRDs", len(crdList.Items))
+	}
+	if _, err := Install(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Verify(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Changes) != 0 || !report.PolicyStatus() {
+		t.Errorf("Verify after Install: %+v, want nothing lacking", report.Changes)
+	}
+
+	// A policy CRD without its status subresource (an older install): the
+	// controller works without policy status, and says how to update.
+	pp := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "propagationpolicies.policy.karmada.io"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	pp.Spec.Versions[0].Subresources = nil
+	if err := c.Update(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	report, err = Verify(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.PolicyStatus() || len(report.Changes) != 1 || !strings.Contains(report.Changes[0].Message(), "Update the CRDs with `federator install`") {
+		t.Errorf("Verify of a policy CRD without status: %+v", report.Changes)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: "propagationpolicies.policy.karmada.io"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	if pp.Spec.Versions[0].Subresources != nil {
+		t.Error("Verify changed the CRD")
+	}
 }

@@ -67,6 +67,11 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// HealthProbeAddr serves /healthz and /readyz; "0" disables.
 	HealthProbeAddr string
+	// InstallCRDs makes the controller install the CRDs and admission
+	// policies (Install). Off where they are installed with the manifests
+	// (config/install): the controller then only checks that the hub
+	// serves them (Verify) and needs no right to change CRDs.
+	InstallCRDs bool
 }
 
 // LeaderElectionID names the Lease replicas of `federator controller`
@@ -79,7 +84,7 @@ func DefaultOptions() Options {
 	return Options{HubQPS: 2000, HubBurst: 4000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 32, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060",
-		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace}
+		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace, InstallCRDs: true}
 }
 
 // Run installs what the hub needs and runs the controllers until ctx ends.
@@ -93,7 +98,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err != nil {
 		return fmt.Errorf("hub client: %w", err)
 	}
-	installed, err := Install(ctx, direct)
+	install := Install
+	if !o.InstallCRDs {
+		install = Verify
+	}
+	installed, err := install(ctx, direct)
 	if err != nil {
 		return err
 	}

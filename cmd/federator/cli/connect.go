@@ -37,6 +37,16 @@ type connection struct {
 	context       string
 	namespace     string
 	allNamespaces bool
+	// kubeconfigFlag names the hub's kubeconfig flag in messages:
+	// "hub-kubeconfig" for join, whose --kubeconfig is the member's.
+	kubeconfigFlag string
+}
+
+func (c connection) kubeconfigFlagName() string {
+	if c.kubeconfigFlag != "" {
+		return "--" + c.kubeconfigFlag
+	}
+	return "--kubeconfig"
 }
 
 // addFlags registers the connection flags; -A only where a command lists.
@@ -87,12 +97,12 @@ func (k kubeconfigChoice) String() string {
 func chooseKubeconfig(c connection, fleetSet bool, env environment) (kubeconfigChoice, error) {
 	switch {
 	case c.kubeconfig != "" && fleetSet:
-		return kubeconfigChoice{}, errors.New("--kubeconfig and --fleet both name a hub: pass one of them")
+		return kubeconfigChoice{}, errors.New(c.kubeconfigFlagName() + " and --fleet both name a hub: pass one of them")
 	case c.kubeconfig != "":
 		if !env.exists(c.kubeconfig) {
-			return kubeconfigChoice{}, fmt.Errorf("--kubeconfig %s: no such file", c.kubeconfig)
+			return kubeconfigChoice{}, fmt.Errorf("%s %s: no such file", c.kubeconfigFlagName(), c.kubeconfig)
 		}
-		return kubeconfigChoice{paths: []string{c.kubeconfig}, origin: "--kubeconfig"}, nil
+		return kubeconfigChoice{paths: []string{c.kubeconfig}, origin: c.kubeconfigFlagName()}, nil
 	case fleetSet:
 		path := filepath.Join(c.fleet, hubKubeconfig)
 		if !env.exists(path) {

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/config/install"
+	"github.com/federator-dev/federator/pkg/yamldocs"
+)
+
+// runInstall runs an install, uninstall, join or unjoin command line
+// against h, with m standing for the clusters join reaches.
+func runInstall(t *testing.T, h *hub, m members, args ...string) (stdout string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := &cobra.Command{Use: "federator", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(installCommands(func(connection) (*hub, error) { return h, nil }, "federator/federator:v1.2.3", m)...)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err = root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestInstallExportPrintsTheManifests(t *testing.T) {
+	noHub := func(connection) (*hub, error) { return nil, errors.New("--export must not connect to a hub") }
+	for _, c := range []struct {
+		args  []string
+		image string
+	}{
+		{[]string{"install", "--export"}, "federator/federator:v1.2.3"},
+		{[]string{"install", "--export", "--image", "registry.example/federator:dev"}, "registry.example/federator:dev"},
+	} {
+		var out bytes.Buffer
+		root := &cobra.Command{Use: "federator", SilenceUsage: true, SilenceErrors: true}
+		root.AddCommand(installCommands(noHub, "federator/federator:v1.2.3", members{})...)
+		root.SetArgs(c.args)
+		root.SetOut(&out)
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		objs, err := yamldocs.Decode(out.Bytes())
+		if err != nil {
+			t.Fatalf("%v: the output is no YAML stream: %v", c.args, err)
+		}
+		want, err := install.Objects(c.image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(objs) != len(want) {
+			t.Fatalf("%v: %d objects, want %d", c.args, len(objs), len(want))
+		}
+		if !strings.Contains(out.String(), "image: "+c.image+"\n") {
+			t.Errorf("%v: the Deployment does not run %s", c.args, c.image)
+		}
+	}
+}
+
+func TestInstallAppliesAndSaysWhatItWaitsFor(t *testing.T) {
+	h := newTestHub(t)
+	out, err := runInstall(t, h, members{}, "install", "--timeout=1s")
+	if err == nil {
+		t.Fatal("install returned before the Deployment was Available (the test hub runs no pods)")
+	}
+	for _, want := range []string{"0/2 replicas ready", "kubectl -n federator-system get pods", "federator/federator:v1.2.3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error says %q, want it to mention %q", err, want)
+		}
+	}
+	if !strings.Contains(out, "waiting up to 1s for Deployment federator-system/federator-controller to be Available") {
+		t.Errorf("install does not say what it waits for:\n%s", out)
+	}
+	d := &appsv1.Deployment{}
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: install.Namespace, Name: install.DeploymentName}, d); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != "federator/federator:v1.2.3" {
+		t.Errorf("image %q", got)
+	}
+
+	// Available: install says so and succeeds.
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}}
+	if err := h.client.Status().Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runInstall(t, h, members{}, "install", "--timeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "is Available: 2/2 replicas ready") {
+		t.Errorf("install output:\n%s", out)
+	}
+}
+
+func TestUninstallKeepsTheCRDsUnlessAsked(t *testing.T) {
+	h := newTestHub(t)
+	if _, err := runInstall(t, h, members{}, "install", "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runInstall(t, h, members{}, "uninstall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := h.client.Get(ctx, client.ObjectKey{Namespace: install.Namespace, Name: install.DeploymentName}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Deployment is still there: %v", err)
+	}
+	for _, want := range []string{"Deployment federator-system/federator-controller deleted", "kept (uninstall --crds removes them",
+		"11 CustomResourceDefinitions", "kept: namespace karmada-cluster"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("uninstall does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "CustomResourceDefinition works.work.karmada.io deleted") {
+		t.Errorf("uninstall deleted a CRD without --crds:\n%s", out)
+	}
+	out, err = runInstall(t, h, members{}, "uninstall", "--crds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "CustomResourceDefinition works.work.karmada.io deleted") || strings.Contains(out, "Namespace karmada-cluster deleted") {
+		t.Errorf("uninstall --crds:\n%s", out)
+	}
+}
+
+// memberKubeconfig writes a kubeconfig of a cluster at server, with a CA
+// unless insecure.
+func memberKubeconfig(t *testing.T, server string, insecure bool) string {
+	t.Helper()
+	cluster := "    certificate-authority-data: Y2E=\n"
+	if insecure {
+		cluster = "    insecure-skip-tls-verify: true\n"
+	}
+	path := filepath.Join(t.TempDir(), "member.kubeconfig")
+	if err := os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: m
+  cluster:
+    server: `+server+"\n"+cluster+`contexts:
+- name: m
+  context: {cluster: m, user: m}
+current-context: m
+users:
+- name: m
+  user: {token: secret}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// fakeMembers identifies every cluster as id and registers it as Ready.
+func fakeMembers(id string, registered *[]string) members {
+	return members{
+		identify: func(context.Context, *rest.Config) (string, error) { return id, nil },
+		register: func(ctx context.Context, hub client.Client, name string, cfg *rest.Config) error {
+			*registered = append(*registered, name)
+			c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: clusterv1alpha1.ClusterSpec{ID: id, APIEndpoint: cfg.Host, SyncMode: clusterv1alpha1.Push,
+					SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: name}},
+				Status: clusterv1alpha1.ClusterStatus{KubernetesVersion: "v1.34.1", Conditions: []metav1.Condition{
+					{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "ClusterReady"}}}}
+			return client.IgnoreAlreadyExists(hub.Create(ctx, c))
+		},
+	}
+}
+
+func TestJoinRefusesWhatItCannotJoin(t *testing.T) {
+	taken := cluster("member1")
+	taken.Spec.ID = "uid-of-member1"
+	kubeconfig := memberKubeconfig(t, "https://edge.example:6443", false)
+	unreachable := members{identify: func(context.Context, *rest.Config) (string, error) {
+		return "", errors.New("dial tcp 10.0.0.9:6443: connect: connection refused")
+	}}
+	for _, c := range []struct {
+		name    string
+		members members
+		args    []string
+		want    []string
+	}{
+		{"a name another cluster holds", fakeMembers("uid-of-edge", new([]string)), []string{"join", "member1", "--kubeconfig", kubeconfig},
+			[]string{"the name member1 is taken", "https://member1.test:6443", "another name", "federator unjoin member1"}},
+		{"a cluster joined under another name", fakeMembers("uid-of-member1", new([]string)), []string{"join", "edge", "--kubeconfig", kubeconfig},
+			[]string{"joined already, as member1", "federator unjoin member1"}},
+		{"a cluster it cannot reach", unreachable, []string{"join", "edge", "--kubeconfig", kubeconfig},
+			[]string{"cannot reach the cluster to join as edge at https://edge.example:6443", "connection refused", "answers from here"}},
+		{"a kubeconfig without a CA", fakeMembers("uid-of-edge", new([]string)), []string{"join", "edge", "--kubeconfig", memberKubeconfig(t, "https://edge.example:6443", true)},
+			[]string{"no certificate authority", "certificate-authority-data"}},
+		{"a name Karmada refuses", fakeMembers("uid-of-edge", new([]string)), []string{"join", "Edge_1", "--kubeconfig", kubeconfig},
+			[]string{`cluster name "Edge_1"`}},
+		{"no member kubeconfig", fakeMembers("uid-of-edge", new([]string)), []string{"join", "edge"},
+			[]string{"--kubeconfig names the kubeconfig file of the cluster to join"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newTestHub(t, taken)
+			var registered []string
+			m := c.members
+			if m.register == nil {
+				m.register = fakeMembers("", &registered).register
+			} else {
+				inner := m.register
+				m.register = func(ctx context.Context, hub client.Client, name string, cfg *rest.Config) error {
+					registered = append(registered, name)
+					return inner(ctx, hub, name, cfg)
+				}
+			}
+			_, err := runInstall(t, h, m, c.args...)
+			if err == nil {
+				t.Fatal("join succeeded")
+			}
+			for _, want := range c.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if len(registered) > 0 {
+				t.Errorf("join registered %v before refusing", registered)
+			}
+		})
+	}
+}
+
+func TestJoinRegistersAndWaitsUntilReady(t *testing.T) {
+	h := newTestHub(t)
+	var registered []string
+	kubeconfig := memberKubeconfig(t, "https://edge.example:6443", false)
+	out, err := runInstall(t, h, fakeMembers("uid-of-edge", &registered), "join", "edge", "--kubeconfig", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cluster edge joined", "waiting up to 2m0s for Cluster edge to be Ready", "cluster edge is Ready (Kubernetes v1.34.1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("join does not say %q:\n%s", want, out)
+		}
+	}
+	// The same cluster again: its credentials are renewed.
+	out, err = runInstall(t, h, fakeMembers("uid-of-edge", &registered), "join", "edge", "--kubeconfig", kubeconfig, "--wait=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "renewing its credentials") || len(registered) != 2 {
+		t.Errorf("joining the same cluster again (registered %v):\n%s", registered, out)
+	}
+}
+
+func TestJoinSaysWhyTheClusterIsNotReady(t *testing.T) {
+	h := newTestHub(t)
+	m := members{
+		identify: func(context.Context, *rest.Config) (string, error) { return "uid-of-edge", nil },
+		register: func(ctx context.Context, hub client.Client, name string, cfg *rest.Config) error {
+			return hub.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: clusterv1alpha1.ClusterSpec{ID: "uid-of-edge", APIEndpoint: cfg.Host},
+				Status: clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady,
+					Status: metav1.ConditionFalse, Reason: "ClusterNotReachable", Message: "cluster is not reachable"}}}})
+		},
+	}
+	_, err := runInstall(t, h, m, "join", "edge", "--kubeconfig", memberKubeconfig(t, "https://edge.example:6443", false), "--timeout=1s")
+	if err == nil || !strings.Contains(err.Error(), "ClusterNotReachable: cluster is not reachable") ||
+		!strings.Contains(err.Error(), "https://edge.example:6443") {
+		t.Errorf("join of a cluster the hub cannot reach: %v", err)
+	}
+}
+
+func TestUnjoinSaysWhatHappensThenRemovesTheCluster(t *testing.T) {
+	c := cluster("edge")
+	c.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge"}
+	c.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge-impersonator"}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge"}}
+	impersonator := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge-impersonator"}}
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge", Name: "web-deployment"}}
+	h := newTestHub(t, c, secret, impersonator, work, cluster("member1"))
+	out, err := runInstall(t, h, members{}, "unjoin", "edge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"its 1 Works in karmada-es-edge are deleted", "stay there, no longer managed", "Karmada would delete them",
+		"Cluster edge deleted", "Secret karmada-cluster/edge deleted", "Secret karmada-cluster/edge-impersonator deleted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("unjoin does not say %q:\n%s", want, out)
+		}
+	}
+	for _, o := range []client.Object{&clusterv1alpha1.Cluster{ObjectMeta: c.ObjectMeta}, secret, impersonator} {
+		if err := h.client.Get(context.Background(), client.ObjectKeyFromObject(o), o); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s is still there: %v", o, o.GetName(), err)
+		}
+	}
+	_, err = runInstall(t, h, members{}, "unjoin", "edge")
+	if err == nil || !strings.Contains(err.Error(), "no cluster edge is joined") || !strings.Contains(err.Error(), "joined: member1") {
+		t.Errorf("unjoin of an unknown cluster: %v", err)
+	}
+}

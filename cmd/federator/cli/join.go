@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/pkg/membership"
+)
+
+// members is how join reaches the cluster it registers; tests substitute
+// one that needs no API server.
+type members struct {
+	// identify reaches the cluster and returns its identity, the UID of its
+	// kube-system namespace (Karmada's cluster ID).
+	identify func(ctx context.Context, cfg *rest.Config) (string, error)
+	// register registers it with the hub as karmadactl join does.
+	register func(ctx context.Context, hub client.Client, name string, cfg *rest.Config) error
+}
+
+// memberReachTimeout bounds join's first request to the cluster.
+const memberReachTimeout = 15 * time.Second
+
+func realMembers() members {
+	return members{
+		identify: func(ctx context.Context, cfg *rest.Config) (string, error) {
+			cfg = rest.CopyConfig(cfg)
+			cfg.Timeout = memberReachTimeout
+			c, err := client.New(cfg, client.Options{})
+			if err != nil {
+				return "", err
+			}
+			ns := &corev1.Namespace{}
+			if err := c.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, ns); err != nil {
+				return "", err
+			}
+			return string(ns.UID), nil
+		},
+		register: membership.Register,
+	}
+}
+
+// maxClusterNameLength is Karmada's limit (pkg/apis/cluster/validation).
+const maxClusterNameLength = 48
+
+func newJoinCommand(connect connector, m members) *cobra.Command {
+	var conn connection
+	var kubeconfig, kubeContext string
+	var waitReady bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "join NAME --kubeconfig FILE [--context CTX]",
+		Short: "Register an existing cluster with the hub as a Karmada push-mode member, and wait until it is Ready",
+		Long: `Join registers the cluster FILE (and --context) reaches as member NAME, as
+karmadactl join does in push mode: in the cluster, namespace karmada-cluster gets
+ServiceAccounts karmada-NAME (cluster admin, as karmadactl's) and
+karmada-impersonator; on the hub, namespace karmada-cluster gets Secret NAME
+(their token from the TokenRequest API, and the cluster's CA bundle) and the
+cluster.karmada.io Cluster NAME points at it. The hub's controller must reach the
+cluster at the server address FILE names. It refuses a NAME already taken by
+another cluster, a cluster already joined under another name, and a cluster it
+cannot reach. Joining the same cluster again renews its credentials.
+
+The hub is --hub-kubeconfig, else --fleet, else $KUBECONFIG, as for the other
+commands.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := validClusterName(name); err != nil {
+				return err
+			}
+			if kubeconfig == "" {
+				return fmt.Errorf("join %s: --kubeconfig names the kubeconfig file of the cluster to join (the hub's is --hub-kubeconfig)", name)
+			}
+			cfg, where, err := memberConfig(kubeconfig, kubeContext)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			id, err := m.identify(ctx, cfg)
+			if err != nil {
+				return fmt.Errorf("cannot reach the cluster to join as %s at %s (%s): %v; check that its API server answers from here "+
+					"(federator's controller on the hub must reach it at the same address) and that the kubeconfig's user may read namespace kube-system",
+					name, cfg.Host, where, err)
+			}
+			h, err := connect(conn)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			renew, err := checkNameFree(ctx, h, name, id, cfg.Host)
+			if err != nil {
+				return err
+			}
+			if renew {
+				fmt.Fprintf(out, "cluster %s is this cluster already: renewing its credentials\n", name)
+			}
+			if err := m.register(ctx, h.client, name, cfg); err != nil {
+				return fmt.Errorf("join %s: %w", name, err)
+			}
+			fmt.Fprintf(out, "cluster %s joined: Cluster %s (push mode, %s), credentials in Secret %s/%s on the hub\n",
+				name, name, cfg.Host, membership.ClusterNamespace, name)
+			if !waitReady {
+				return nil
+			}
+			return waitClusterReady(ctx, h, out, name, timeout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig `FILE` of the cluster to join (required)")
+	f.StringVar(&kubeContext, "context", "", "context of --kubeconfig to use (default: its current context)")
+	f.StringVar(&conn.kubeconfig, "hub-kubeconfig", "", "the hub's kubeconfig (default: --fleet's if given, else $KUBECONFIG, else .fleet/hub.kubeconfig if it exists, else ~/.kube/config)")
+	f.StringVar(&conn.fleet, "fleet", defaultFleet, "a fleet `DIR` written by federator up --dir: use DIR/hub.kubeconfig as the hub's")
+	f.StringVar(&conn.context, "hub-context", "", "context of the hub's kubeconfig to use (default: its current context)")
+	conn.flags, conn.kubeconfigFlag = f, "hub-kubeconfig"
+	f.BoolVar(&waitReady, "wait", true, "wait until the hub reports the Cluster Ready")
+	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the Cluster to be Ready")
+	return cmd
+}
+
+func validClusterName(name string) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("cluster name %q: %s", name, strings.Join(errs, "; "))
+	}
+	if len(name) > maxClusterNameLength {
+		return fmt.Errorf("cluster name %q: at most %d characters (Karmada's limit)", name, maxClusterNameLength)
+	}
+	return nil
+}
+
+// memberConfig is the client config of the cluster to join, with its CA
+// read into the config: the hub is given the CA bundle, not a file path.
+func memberConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
+	where := "--kubeconfig " + kubeconfig
+	if kubeContext != "" {
+		where += " --context " + kubeContext
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, where, fmt.Errorf("%s: %w", where, err)
+	}
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return nil, where, fmt.Errorf("%s: %w", where, err)
+	}
+	if cfg.Insecure || len(cfg.CAData) == 0 {
+		return nil, where, fmt.Errorf("%s: the kubeconfig gives no certificate authority for %s (insecure-skip-tls-verify, or none): "+
+			"the hub reaches members over verified TLS, so join needs the cluster's CA in the kubeconfig (certificate-authority-data)", where, cfg.Host)
+	}
+	cfg.UserAgent = "federator-cli"
+	return cfg, where, nil
+}
+
+// checkNameFree refuses name when another cluster holds it, and the
+// cluster id when it is joined under another name. renew is true when name
+// is this very cluster already.
+func checkNameFree(ctx context.Context, h *hub, name, id, endpoint string) (renew bool, err error) {
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := h.client.List(ctx, clusters); meta.IsNoMatchError(err) {
+		return false, fmt.Errorf("the hub %s does not serve clusters.cluster.karmada.io: install federator there first (federator install)", h.host)
+	} else if err != nil {
+		return false, fmt.Errorf("listing the Clusters of the hub %s (kubeconfig %s): %w", h.host, h.kubeconfig, err)
+	}
+	for _, c := range clusters.Items {
+		switch {
+		case c.Name == name && c.Spec.ID == id:
+			renew = true
+		case c.Name == name:
+			return false, fmt.Errorf("the name %s is taken: Cluster %s is another cluster (%s, id %s; this one is %s, id %s). "+
+				"Join this one under another name, or run `federator unjoin %s` first if that cluster is gone",
+				name, name, c.Spec.APIEndpoint, c.Spec.ID, endpoint, id, name)
+		case c.Spec.ID == id:
+			return false, fmt.Errorf("this cluster (%s, id %s) is joined already, as %s: a cluster joins once. "+
+				"Run `federator unjoin %s` first to rename it", endpoint, id, c.Name, c.Name)
+		}
+	}
+	return renew, nil
+}
+
+// waitClusterReady waits until the hub's clusterStatus controller reports
+// the Cluster Ready, and says what it saw when it gives up.
+func waitClusterReady(ctx context.Context, h *hub, out io.Writer, name string, timeout time.Duration) error {
+	fmt.Fprintf(out, "waiting up to %s for Cluster %s to be Ready (federator's controller on the hub probes it)...\n", timeout, name)
+	cluster := &clusterv1alpha1.Cluster{}
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		lastErr = h.client.Get(ctx, client.ObjectKey{Name: name}, cluster)
+		return lastErr == nil && meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady), nil
+	})
+	if err == nil {
+		fmt.Fprintf(out, "cluster %s is Ready (Kubernetes %s)\n", name, cluster.Status.KubernetesVersion)
+		return nil
+	}
+	if lastErr != nil {
+		return fmt.Errorf("the Cluster %s is not Ready after %s: %w", name, timeout, lastErr)
+	}
+	ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if ready == nil {
+		return fmt.Errorf("the Cluster %s is joined but has no Ready condition after %s: is federator's controller running against this hub "+
+			"(federator install, or federator controller)? Its clusterStatus controller sets it", name, timeout)
+	}
+	return fmt.Errorf("the Cluster %s is joined but not Ready after %s: %s: %s. The hub's controller reaches it at %s: that address must "+
+		"answer from where the controller runs", name, timeout, ready.Reason, ready.Message, cluster.Spec.APIEndpoint)
+}
+
+func newUnjoinCommand(connect connector) *cobra.Command {
+	var conn connection
+	var hubKubeconfig string
+	cmd := &cobra.Command{
+		Use:   "unjoin NAME",
+		Short: "Remove member NAME from the hub: its Cluster and credentials; says first what happens to the objects placed there",
+		Long: `Unjoin deletes the Cluster NAME and its credential Secrets in karmada-cluster on
+the hub. Federator stops reaching the cluster at once, and the hub deletes the Works
+of NAME; the objects they placed in the cluster stay there, no longer managed
+(Karmada would delete them, unless a policy preserves them on deletion). To have
+them removed from the cluster, first take NAME out of the policies' placement and
+wait until namespace karmada-es-NAME holds no Work, then unjoin. In the cluster
+itself, namespace karmada-cluster (the ServiceAccounts join created) stays.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if hubKubeconfig != "" {
+				if conn.kubeconfig != "" {
+					return fmt.Errorf("--kubeconfig and --hub-kubeconfig both name the hub: pass one of them")
+				}
+				conn.kubeconfig, conn.kubeconfigFlag = hubKubeconfig, "hub-kubeconfig"
+			}
+			h, err := connect(conn)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			out := cmd.OutOrStdout()
+			cluster := &clusterv1alpha1.Cluster{}
+			if err := h.client.Get(ctx, client.ObjectKey{Name: name}, cluster); apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				return fmt.Errorf("no cluster %s is joined to the hub %s%s", name, h.host, knownClusters(ctx, h))
+			} else if err != nil {
+				return fmt.Errorf("reading Cluster %s on the hub %s: %w", name, h.host, err)
+			}
+			works := &workv1alpha1.WorkList{}
+			execNS := names.GenerateExecutionSpaceName(name)
+			if err := h.client.List(ctx, works, client.InNamespace(execNS)); err != nil {
+				return fmt.Errorf("listing the Works of %s in %s: %w", name, execNS, err)
+			}
+			preserved := 0
+			for _, w := range works.Items {
+				if w.Spec.PreserveResourcesOnDeletion != nil && *w.Spec.PreserveResourcesOnDeletion {
+					preserved++
+				}
+			}
+			fmt.Fprintf(out, "unjoining %s: federator stops reaching it now; its %d Works in %s are deleted from the hub, "+
+				"and the objects they placed in %s stay there, no longer managed", name, len(works.Items), execNS, name)
+			if preserved > 0 {
+				fmt.Fprintf(out, " (%d of them preserved on deletion by their policy)", preserved)
+			}
+			fmt.Fprintf(out, ". Karmada would delete them: to have them removed, take %s out of the policies' placement and wait "+
+				"until %s holds no Work before unjoining.\n", name, execNS)
+			if err := h.client.Delete(ctx, cluster); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting Cluster %s on the hub %s: %w", name, h.host, err)
+			}
+			fmt.Fprintf(out, "Cluster %s deleted\n", name)
+			// Owned by the Cluster, so a garbage collector would delete them
+			// too; a hub may run none (a bare API server).
+			for _, ref := range []*clusterv1alpha1.LocalSecretReference{cluster.Spec.SecretRef, cluster.Spec.ImpersonatorSecretRef} {
+				if ref == nil {
+					continue
+				}
+				secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
+				switch err := h.client.Delete(ctx, secret); {
+				case apierrors.IsNotFound(err):
+				case err != nil:
+					return fmt.Errorf("deleting Secret %s/%s (credentials of %s) on the hub: %w", ref.Namespace, ref.Name, name, err)
+				default:
+					fmt.Fprintf(out, "Secret %s/%s deleted\n", ref.Namespace, ref.Name)
+				}
+			}
+			fmt.Fprintf(out, "in the cluster itself, namespace %s (the ServiceAccounts join created, ClusterRole %s) stays: "+
+				"delete them with the cluster's own kubeconfig once no hub uses them\n",
+				membership.ClusterNamespace, names.GenerateRoleName(names.GenerateServiceAccountName(name)))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	conn.addFlags(f, false)
+	_ = f.MarkHidden("namespace")
+	f.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "the hub's kubeconfig, as join names it (same as --kubeconfig here)")
+	return cmd
+}
+
+// knownClusters lists the names a person may have meant.
+func knownClusters(ctx context.Context, h *hub) string {
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := h.client.List(ctx, clusters); err != nil || len(clusters.Items) == 0 {
+		return ""
+	}
+	var names []string
+	for _, c := range clusters.Items {
+		names = append(names, c.Name)
+	}
+	return "; joined: " + strings.Join(names, ", ")
+}
