@@ -101,6 +101,8 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
 		"how long the leader keeps trying to renew before it stops leading (and exits)")
 	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the Lease")
+	f.StringVar(&o.DashboardAddr, "dashboard-bind-address", o.DashboardAddr,
+		`address serving the read-only dashboard from the controller's cache, on every replica ("" or "0" disables; a host left out, ":8090", is 127.0.0.1)`)
 	addZapFlags(f, &zapOptions)
 	return cmd
 }

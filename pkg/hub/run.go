@@ -67,6 +67,10 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// HealthProbeAddr serves /healthz and /readyz; "0" disables.
 	HealthProbeAddr string
+	// DashboardAddr serves the read-only dashboard from the manager's
+	// cache, on every replica (leader or not); "" or "0" disables. A
+	// host left out (":8090") is localhost.
+	DashboardAddr string
 }
 
 // LeaderElectionID names the Lease replicas of `federator controller`
@@ -171,6 +175,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		}
 	}
 	if err := addProbes(mgr); err != nil {
+		return err
+	}
+	if err := addDashboard(mgr, o); err != nil {
 		return err
 	}
 	if ready != nil {
