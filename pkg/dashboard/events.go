@@ -83,6 +83,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	if r.Method == http.MethodHead {
+		return
+	}
 	sub := s.changes.subscribe()
 	defer s.changes.unsubscribe(sub)
 	// The client reconnects after 2s; "hello" tells it it is live again.

@@ -397,3 +397,29 @@ func TestURL(t *testing.T) {
 }
 
 func netAddr(s string) (*net.TCPAddr, error) { return net.ResolveTCPAddr("tcp", s) }
+
+func TestWithoutTombstonesSaysSo(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(fleet()...).Build()
+	srv := httptest.NewServer(New(Source{Hub: c}, Options{Now: func() time.Time { return now }}))
+	defer srv.Close()
+	body := get(t, srv.URL+"/fragment/deletions")
+	wantAll(t, "deletions without tombstones", body, "Deletion countdowns are not shown: this dashboard cannot read the hub's tombstone ConfigMaps")
+	if strings.Contains(body, "old-config") {
+		t.Error("a countdown is shown though the dashboard reads no tombstones")
+	}
+}
+
+func TestHeadAnswersWithoutStreaming(t *testing.T) {
+	_, srv := newTestServer(t, fleet()...)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for _, path := range []string{"/", "/events"} {
+		resp, err := client.Head(srv.URL + path)
+		if err != nil {
+			t.Fatalf("HEAD %s: %v", path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("HEAD %s: %s", path, resp.Status)
+		}
+	}
+}

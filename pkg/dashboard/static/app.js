@@ -99,4 +99,9 @@
   }
   markOpen();
   connect();
+  // Soak time left, gate windows and countdowns move with the clock, not
+  // only with the hub: those parts are fetched again every 30 seconds.
+  setInterval(function () {
+    if (live.dataset.state === "live") ["rollouts", "gates", "deletions"].forEach(refresh);
+  }, 30000);
 })();
