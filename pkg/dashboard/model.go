@@ -258,6 +258,19 @@ type cell struct {
 	Targeted bool
 }
 
+// VersionText is the version as the grid writes it: what the member
+// runs, or, while the copy is held, pending or failed, what the Work
+// carries and the member has not taken yet ("wants nginx:1.27").
+func (c cell) VersionText() string {
+	switch {
+	case c.Version == "":
+		return ""
+	case c.State == copystate.Held || c.State == copystate.Pending || c.State == copystate.Failed:
+		return "wants " + c.Version
+	}
+	return c.Version
+}
+
 // Class is the CSS class of the cell's state.
 func (c cell) Class() string {
 	if c.State == StateNotTargeted {

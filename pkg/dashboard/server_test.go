@@ -159,7 +159,8 @@ func TestPageShowsEveryView(t *testing.T) {
 	page := get(t, srv.URL+"/")
 	wantAll(t, "the page", page,
 		// the grid: states as text, version, ready counts
-		`<span class="st">Applied</span>`, `<span class="st">Held</span>`, "nginx:1.27", "2/3 ready",
+		`<span class="st">Applied</span><span class="ver">nginx:1.27</span><span class="ready">2/3 ready</span>`,
+		`<span class="st">Held</span><span class="ver">wants nginx:1.27</span>`,
 		`title="`+holdMessage+`"`, "PropagationPolicy demo/web-pp",
 		// rollouts: stages, current stage, soak left, failures
 		`<span class="stage-name">canary</span> <span class="tag">current</span>`, `<span class="stage-name">prod</span>`,
