@@ -351,18 +351,21 @@ func (s *Server) detail(snap *snapshot, q url.Values) *detailView {
 	return d
 }
 
-// Serve serves the dashboard on addr until ctx ends; ready, if not nil,
-// is called with its URL once it listens.
-func Serve(ctx context.Context, addr string, h http.Handler, ready func(url string)) error {
+// Listen listens on addr for the dashboard and says the URL a browser
+// opens; listening before serving lets a caller print the URL, or fail on
+// a taken port, before it starts anything else.
+func Listen(addr string) (net.Listener, string, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("dashboard: %w", err)
+		return nil, "", fmt.Errorf("dashboard: %w", err)
 	}
+	return l, URL(l.Addr()), nil
+}
+
+// Serve serves h on l until ctx ends.
+func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	if ready != nil {
-		ready(URL(l.Addr()))
-	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	select {

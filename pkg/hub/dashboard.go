@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"net"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,15 +35,22 @@ func addDashboard(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
+	l, url, err := dashboard.Listen(addr)
+	if err != nil {
+		return fmt.Errorf("--dashboard-bind-address %s: %w", o.DashboardAddr, err)
+	}
+	if o.DashboardListening != nil {
+		o.DashboardListening(url)
+	}
 	d := dashboard.New(dashboard.Source{Hub: mgr.GetCache(), Tombstones: tombstones},
 		dashboard.Options{MaxDeletionDelay: o.MaxDeletionDelay})
 	return mgr.Add(everyReplica(func(ctx context.Context) error {
+		defer l.Close()
 		if err := d.Watch(ctx, mgr.GetCache(), tombstones); err != nil {
 			return err
 		}
-		return dashboard.Serve(ctx, addr, d, func(url string) {
-			ctrl.Log.WithName("dashboard").Info("serving the dashboard", "url", url)
-		})
+		ctrl.Log.WithName("dashboard").Info("serving the dashboard", "url", url)
+		return dashboard.Serve(ctx, l, d)
 	}))
 }
 

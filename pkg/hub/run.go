@@ -71,6 +71,9 @@ type Options struct {
 	// cache, on every replica (leader or not); "" or "0" disables. A
 	// host left out (":8090") is localhost.
 	DashboardAddr string
+	// DashboardListening, if not nil, is told the dashboard's URL once it
+	// listens, before the controllers start.
+	DashboardListening func(url string)
 }
 
 // LeaderElectionID names the Lease replicas of `federator controller`

@@ -87,5 +87,10 @@ func runDashboard(ctx context.Context, cfg *rest.Config, addr string, ready func
 		return fmt.Errorf("hub %s: could not list Clusters, bindings, Works, Rollouts, Gates and tombstone ConfigMaps within %v: "+
 			"is federator installed there and may this kubeconfig list and watch them?", cfg.Host, syncTimeout)
 	}
-	return dashboard.Serve(ctx, addr, d, ready)
+	l, url, err := dashboard.Listen(addr)
+	if err != nil {
+		return fmt.Errorf("--bind-address %s: %w", addr, err)
+	}
+	ready(url)
+	return dashboard.Serve(ctx, l, d)
 }
