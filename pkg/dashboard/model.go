@@ -337,6 +337,11 @@ func (s *snapshot) cell(b binding, cluster string, targeted bool) cell {
 	}
 	st := copystate.Of(cluster, w, current, deleting, 0)
 	c := cell{Cluster: cluster, State: st.State, Reason: st.Reason, Message: st.Message, Work: w, Targeted: targeted}
+	if st.State == copystate.Pending && w != nil && !current {
+		// The dashboard follows the binding, not the template itself.
+		c.Message = fmt.Sprintf("the hub has not yet written the binding's generation %d into the Work (it carries %s)",
+			b.obj.GetGeneration(), w.Annotations[workkeys.BindingGenerationAnnotation])
+	}
 	if st.ReadyReplicas != nil && st.DesiredReplicas != nil {
 		c.Ready = fmt.Sprintf("%d/%d", *st.ReadyReplicas, *st.DesiredReplicas)
 	}
@@ -359,11 +364,12 @@ func (s *snapshot) cell(b binding, cluster string, targeted bool) cell {
 					continue
 				}
 				c.Rollout = ro.kind + " " + strings.TrimPrefix(ro.namespace+"/"+ro.name, "/")
-				switch cs.State {
-				case rolloutsv1alpha1.StateProgressing:
-					c.State, c.Reason, c.Message, c.Since = StateProgressing, cs.Reason, orElse(cs.Message, c.Message), cs.Since.DeepCopy()
-				case rolloutsv1alpha1.StateRolledBack:
-					c.State, c.Reason, c.Message, c.Since = StateRolledBack, cs.Reason, orElse(cs.Message, c.Message), cs.Since.DeepCopy()
+				state := map[string]string{rolloutsv1alpha1.StateProgressing: StateProgressing,
+					rolloutsv1alpha1.StateRolledBack: StateRolledBack,
+					// Applied, but not healthy in time: the rollout failed there.
+					rolloutsv1alpha1.StateFailed: copystate.Failed}[cs.State]
+				if state != "" {
+					c.State, c.Reason, c.Message, c.Since = state, cs.Reason, orElse(cs.Message, c.Message), cs.Since.DeepCopy()
 				}
 			}
 		}

@@ -198,7 +198,7 @@ func TestGridStates(t *testing.T) {
 	_, srv := newTestServer(t, readyCluster("member1"), readyCluster("member2"), readyCluster("member3"),
 		webBinding("demo", "web", 2, "member1", "member2"), stale, failed, deleting)
 	body := get(t, srv.URL+"/fragment/grid")
-	wantAll(t, "the grid", body, `<td class="state-Pending">`, `<span class="st">Pending</span>`, "the hub has not yet written",
+	wantAll(t, "the grid", body, `<td class="state-Pending">`, `<span class="st">Pending</span>`, "the hub has not yet written the binding&#39;s generation 2 into the Work (it carries 1)",
 		`<span class="st">Failed</span>`, "admission webhook denied the request", `<span class="st">Deleting</span>`)
 }
 
@@ -242,6 +242,26 @@ func BenchmarkGridPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestRolloutSaysMoreOfAppliedCopies(t *testing.T) {
+	ro := &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"},
+		Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web-pp"}},
+		Status: rolloutsv1alpha1.RolloutStatus{Clusters: []rolloutsv1alpha1.ClusterStatus{
+			{Name: "member1", State: rolloutsv1alpha1.StateProgressing, Reason: "NotHealthy", Message: "1 of 3 pods of revision 2 ready"},
+			{Name: "member2", State: rolloutsv1alpha1.StateRolledBack, Reason: "RolledBack", Message: "put back on revision 1"},
+			{Name: "member3", State: rolloutsv1alpha1.StateFailed, Reason: "ProgressDeadlineExceeded", Message: "not healthy within 10m0s"},
+			{Name: "member4", State: rolloutsv1alpha1.StateHealthy}}}}
+	objs := []client.Object{ro, webBinding("demo", "web", 1, "member1", "member2", "member3", "member4")}
+	for _, m := range []string{"member1", "member2", "member3", "member4"} {
+		objs = append(objs, readyCluster(m), applied(deploymentWork(m, "demo", "web", "nginx:1.27"), 3))
+	}
+	_, srv := newTestServer(t, objs...)
+	wantAll(t, "the grid", get(t, srv.URL+"/fragment/grid"),
+		`title="1 of 3 pods of revision 2 ready"><span class="st">Progressing</span>`,
+		`title="put back on revision 1"><span class="st">RolledBack</span>`,
+		`title="not healthy within 10m0s"><span class="st">Failed</span>`,
+		`data-cluster="member4" title=""><span class="st">Applied</span>`)
 }
 
 func TestGridFiltersAndPages(t *testing.T) {
