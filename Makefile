@@ -189,9 +189,12 @@ CHAOS_ARGS ?=
 chaos: build
 	go run ./test/chaos --seed $(SEED) --steps $(STEPS) $(CHAOS_ARGS)
 
-# Start a local fleet (hub + 3 members) with the sample staged rollout applied.
+# Start a local fleet (hub + 3 members) with the sample staged rollout
+# applied, and the dashboard (port 0: a free port, printed; several fleets
+# may run on one machine).
+DASHBOARD ?= 127.0.0.1:0
 up: build binaries
-	$(BIN)/federator up --members 3 --dir $(CURDIR)/.fleet --sample
+	$(BIN)/federator up --members 3 --dir $(CURDIR)/.fleet --sample --dashboard-bind-address $(DASHBOARD)
 
 clean:
 	rm -rf $(BIN) .fleet

@@ -39,6 +39,8 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof, "Enable profiling via web interface host:port/debug/pprof/.")
 	fs.StringVar(&o.ProfilingBindAddress, "profiling-bind-address", o.ProfilingBindAddress,
 		"The TCP address for serving profiling(e.g. 127.0.0.1:6060, :6060). This is only applicable if profiling is enabled.")
+	fs.StringVar(&o.DashboardAddr, "dashboard-bind-address", o.DashboardAddr,
+		`address serving the read-only dashboard (docs/dashboard.md) from the controllers' cache, on every replica ("" or "0" disables; a host left out, ":8090", is 127.0.0.1)`)
 	fs.IntVar(&o.Verbosity, "v", o.Verbosity, "log verbosity: 1 logs one line per reconcile outcome (held and why, applied, unchanged, deleted)")
 }
 

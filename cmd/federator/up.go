@@ -99,6 +99,9 @@ type upOptions struct {
 	nodeImage         string
 	kindPrefix        string
 	hubCRDsDir        string
+	// dashboardURL is where --dashboard-bind-address serves the page,
+	// once it listens; "" when off.
+	dashboardURL string
 }
 
 const (
@@ -189,6 +192,9 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 		}
 	}
 
+	// The dashboard listens before the controllers start, so its URL is
+	// known by the time the ready line is printed.
+	o.hub.DashboardListening = func(url string) { o.dashboardURL = url }
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	readyErr := make(chan error, 1)
@@ -236,6 +242,9 @@ func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Durati
 	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
 	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything; started in %.1fs\n",
 		len(members), dir, startup.Seconds())
+	if o.dashboardURL != "" {
+		fmt.Fprintf(out, "federator: dashboard (read-only, live): %s\n", o.dashboardURL)
+	}
 	if !o.sample {
 		return
 	}

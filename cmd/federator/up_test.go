@@ -87,4 +87,11 @@ func TestPrintReady(t *testing.T) {
 	if got := strings.Count(out.String(), "\n"); got != 1 {
 		t.Errorf("without --sample only the ready line is printed; got:\n%s", out.String())
 	}
+
+	out.Reset()
+	printReady(&out, sampleFleet(fleetDir, "member1"), upOptions{binDir: binDir, dashboardURL: "http://127.0.0.1:41234/"}, time.Second)
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 2 ||
+		lines[1] != "federator: dashboard (read-only, live): http://127.0.0.1:41234/" {
+		t.Errorf("with --dashboard-bind-address the ready line is followed by the dashboard's URL; got:\n%s", out.String())
+	}
 }

@@ -72,6 +72,13 @@ type Options struct {
 	// (config/install): the controller then only checks that the hub
 	// serves them (Verify) and needs no right to change CRDs.
 	InstallCRDs bool
+	// DashboardAddr serves the read-only dashboard from the manager's
+	// cache, on every replica (leader or not); "" or "0" disables. A
+	// host left out (":8090") is localhost.
+	DashboardAddr string
+	// DashboardListening, if not nil, is told the dashboard's URL once it
+	// listens, before the controllers start.
+	DashboardListening func(url string)
 }
 
 // LeaderElectionID names the Lease replicas of `federator controller`
@@ -180,6 +187,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		}
 	}
 	if err := addProbes(mgr); err != nil {
+		return err
+	}
+	if err := addDashboard(mgr, o); err != nil {
 		return err
 	}
 	if ready != nil {

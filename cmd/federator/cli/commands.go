@@ -11,8 +11,10 @@ import (
 type connector func(connection) (*hub, error)
 
 // Commands are the rollout commands federator's root command carries:
-// suspend, resume, get, diff, gate, delete --now and rollout.
-func Commands() []*cobra.Command { return commands(connect) }
+// suspend, resume, get, diff, gate, delete --now, rollout and dashboard.
+func Commands() []*cobra.Command {
+	return append(commands(connect), newDashboardCommand(restConfig))
+}
 
 func commands(c connector) []*cobra.Command {
 	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c), newDeleteCommand(c), newRolloutCommand(c)}

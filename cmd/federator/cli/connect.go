@@ -143,16 +143,10 @@ type hub struct {
 // connect builds the hub client the flags describe. It does not call the
 // hub: the first request says whether it answers.
 func connect(c connection) (*hub, error) {
-	fleetSet := c.flags != nil && c.flags.Changed("fleet")
-	choice, err := chooseKubeconfig(c, fleetSet, osEnvironment())
+	cc, choice, err := clientConfig(c)
 	if err != nil {
 		return nil, err
 	}
-	rules := &clientcmd.ClientConfigLoadingRules{Precedence: choice.paths}
-	if len(choice.paths) == 1 {
-		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: choice.paths[0]}
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.context})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", choice, err)
@@ -179,6 +173,37 @@ func connect(c connection) (*hub, error) {
 	}
 	return &hub{client: hubClient, mapper: mapper, namespace: namespace, allNamespaces: c.allNamespaces,
 		host: cfg.Host, kubeconfig: choice, member: memberClient(hubClient), now: time.Now}, nil
+}
+
+// clientConfig is the kubeconfig the flags choose, with the --context
+// they name.
+func clientConfig(c connection) (clientcmd.ClientConfig, kubeconfigChoice, error) {
+	fleetSet := c.flags != nil && c.flags.Changed("fleet")
+	choice, err := chooseKubeconfig(c, fleetSet, osEnvironment())
+	if err != nil {
+		return nil, choice, err
+	}
+	rules := &clientcmd.ClientConfigLoadingRules{Precedence: choice.paths}
+	if len(choice.paths) == 1 {
+		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: choice.paths[0]}
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.context}), choice, nil
+}
+
+// restConfig is the hub's config as the flags say, for a command that
+// watches the hub rather than asks it.
+func restConfig(c connection) (*rest.Config, kubeconfigChoice, error) {
+	cc, choice, err := clientConfig(c)
+	if err != nil {
+		return nil, choice, err
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, choice, fmt.Errorf("kubeconfig %s: %w", choice, err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "federator-cli"
+	return cfg, choice, nil
 }
 
 // memberClient reaches a member as the hub's controllers do: with the
