@@ -64,32 +64,34 @@ type controllerManagerSpec struct {
 }
 
 func startControllerManager(ctx context.Context, spec controllerManagerSpec) (*process, error) {
-	port, err := freePort()
+	p, err := startOnFreePort(func(port int) (*process, error) {
+		return startProcess(ctx, spec.cluster, spec.workDir, spec.binary, []string{
+			"--kubeconfig=" + spec.kubeconfig,
+			"--authentication-kubeconfig=" + spec.kubeconfig,
+			"--authorization-kubeconfig=" + spec.kubeconfig,
+			// envtest's API server has no request-header CA, which the lookup
+			// would complain about forever; /healthz needs no client CA.
+			"--authentication-skip-lookup=true",
+			"--controllers=" + strings.Join(spec.controllers, ","),
+			"--service-account-private-key-file=" + spec.saKeyFile,
+			"--root-ca-file=" + spec.rootCAFile,
+			"--leader-elect=false",
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+			// Deleting a namespace with many objects should not be throttled
+			// by the client defaults (20 QPS).
+			"--kube-api-qps=100",
+			"--kube-api-burst=200",
+			// kwok's simulated nodes report their status about once a minute
+			// and hold no Lease; with the default grace (50s) the node
+			// lifecycle controller marks them NotReady between reports, and
+			// with them every pod, so no Deployment stays Available. Simulated
+			// nodes do not die: give them minutes.
+			"--node-monitor-grace-period=5m",
+		}, localURL("https", port, "/healthz"))
+	})
 	if err != nil {
-		return nil, fmt.Errorf("fleet: %s: choosing a port for kube-controller-manager: %w", spec.cluster, err)
+		return nil, fmt.Errorf("fleet: %s: kube-controller-manager: %w", spec.cluster, err)
 	}
-	return startProcess(ctx, spec.cluster, spec.workDir, spec.binary, []string{
-		"--kubeconfig=" + spec.kubeconfig,
-		"--authentication-kubeconfig=" + spec.kubeconfig,
-		"--authorization-kubeconfig=" + spec.kubeconfig,
-		// envtest's API server has no request-header CA, which the lookup
-		// would complain about forever; /healthz needs no client CA.
-		"--authentication-skip-lookup=true",
-		"--controllers=" + strings.Join(spec.controllers, ","),
-		"--service-account-private-key-file=" + spec.saKeyFile,
-		"--root-ca-file=" + spec.rootCAFile,
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		// Deleting a namespace with many objects should not be throttled
-		// by the client defaults (20 QPS).
-		"--kube-api-qps=100",
-		"--kube-api-burst=200",
-		// kwok's simulated nodes report their status about once a minute
-		// and hold no Lease; with the default grace (50s) the node
-		// lifecycle controller marks them NotReady between reports, and
-		// with them every pod, so no Deployment stays Available. Simulated
-		// nodes do not die: give them minutes.
-		"--node-monitor-grace-period=5m",
-	}, localURL("https", port, "/healthz"))
+	return p, nil
 }

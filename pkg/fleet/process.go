@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -112,6 +113,30 @@ func (p *process) stop() error {
 // localURL is http(s)://127.0.0.1:port/path.
 func localURL(scheme string, port int, path string) string {
 	return scheme + "://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(port)) + path
+}
+
+// portAttempts is how many ports a program that serves on one is tried
+// with before its start fails.
+const portAttempts = 3
+
+// startOnFreePort starts a program that serves on a port it is told:
+// start gets a port free a moment ago. Between that moment and the
+// program's bind another process may take it (twenty members start at
+// once); then the program exits with "address already in use" and is
+// started again on another port.
+func startOnFreePort(start func(port int) (*process, error)) (*process, error) {
+	var err error
+	for range portAttempts {
+		var port int
+		if port, err = freePort(); err != nil {
+			return nil, fmt.Errorf("choosing a port: %w", err)
+		}
+		var p *process
+		if p, err = start(port); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			return p, err
+		}
+	}
+	return nil, err
 }
 
 func freePort() (int, error) {

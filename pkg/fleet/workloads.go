@@ -60,21 +60,19 @@ func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (
 		return nil, fmt.Errorf("fleet: %s: %w", c.Name, err)
 	}
 
-	port, err := freePort()
+	scheduler, err := startOnFreePort(func(port int) (*process, error) {
+		return startProcess(ctx, c.Name, c.workDir, bins.scheduler, []string{
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
+			"--authentication-skip-lookup=true", // see startControllerManager
+			"--leader-elect=false",
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+		}, localURL("https", port, "/healthz"))
+	})
 	if err != nil {
-		return nil, fmt.Errorf("fleet: %s: %w", c.Name, err)
-	}
-	scheduler, err := startProcess(ctx, c.Name, c.workDir, bins.scheduler, []string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--authentication-skip-lookup=true", // see startControllerManager
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-	}, localURL("https", port, "/healthz"))
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fleet: %s: kube-scheduler: %w", c.Name, err)
 	}
 	started = append(started, scheduler)
 
@@ -85,18 +83,17 @@ func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (
 	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
 		return started, fmt.Errorf("fleet: %s: %w", c.Name, err)
 	}
-	if port, err = freePort(); err != nil {
-		return started, fmt.Errorf("fleet: %s: %w", c.Name, err)
-	}
-	kwok, err := startProcess(ctx, c.Name, c.workDir, bins.kwok, []string{
-		"--kubeconfig=" + kubeconfig,
-		"--config=" + stages,
-		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
-		"--server-address=127.0.0.1:" + strconv.Itoa(port),
-	}, localURL("http", port, "/healthz"))
+	kwok, err := startOnFreePort(func(port int) (*process, error) {
+		return startProcess(ctx, c.Name, c.workDir, bins.kwok, []string{
+			"--kubeconfig=" + kubeconfig,
+			"--config=" + stages,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
+			"--server-address=127.0.0.1:" + strconv.Itoa(port),
+		}, localURL("http", port, "/healthz"))
+	})
 	if err != nil {
-		return started, err
+		return started, fmt.Errorf("fleet: %s: kwok: %w", c.Name, err)
 	}
 	return append(started, kwok), nil
 }
