@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
@@ -95,10 +94,8 @@ func NewTombstone(cluster string, manifest, obj *unstructured.Unstructured, star
 	} else if name := a[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
 		t.Binding = Ref{"ResourceBinding", a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], name}
 	}
-	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
-		t.Policy = Ref{"PropagationPolicy", a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], name}
-	} else if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
-		t.Policy = Ref{"ClusterPropagationPolicy", "", name}
+	if kind, ns, name := workkeys.ClaimingPolicy(a); kind != "" {
+		t.Policy = Ref{kind, ns, name}
 	}
 	return t
 }

@@ -3,13 +3,14 @@ package revision
 import (
 	"context"
 
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // Claimed is one template a policy claims: its binding, the template as
@@ -50,8 +51,7 @@ func ClaimedBy(ctx context.Context, c client.Reader, policyKind, namespace, name
 		}
 		for i := range list.Items {
 			b := &list.Items[i]
-			if b.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] == name &&
-				b.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] == namespace {
+			if claims(b, policyKind, namespace, name) {
 				if err := add(b, &b.Spec); err != nil {
 					return nil, err
 				}
@@ -64,7 +64,7 @@ func ClaimedBy(ctx context.Context, c client.Reader, policyKind, namespace, name
 		return nil, err
 	}
 	for i := range rbs.Items {
-		if b := &rbs.Items[i]; b.Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name {
+		if b := &rbs.Items[i]; claims(b, policyKind, "", name) {
 			if err := add(b, &b.Spec); err != nil {
 				return nil, err
 			}
@@ -75,13 +75,19 @@ func ClaimedBy(ctx context.Context, c client.Reader, policyKind, namespace, name
 		return nil, err
 	}
 	for i := range crbs.Items {
-		if b := &crbs.Items[i]; b.Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] == name {
+		if b := &crbs.Items[i]; claims(b, policyKind, "", name) {
 			if err := add(b, &b.Spec); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return out, nil
+}
+
+// claims says whether the policy is the one b's annotations name.
+func claims(b client.Object, policyKind, namespace, name string) bool {
+	kind, ns, n := workkeys.ClaimingPolicy(b.GetAnnotations())
+	return kind == policyKind && ns == namespace && n == name
 }
 
 // Behind reports whether the claimed templates' content differs from what

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,14 +72,7 @@ func (v view) idLabel() string {
 // annotations the detector records on the binding (Karmada's keys):
 // kind, namespace and name; kind is "" when none is recorded.
 func (v view) policyRef() (kind, namespace, name string) {
-	a := v.obj.GetAnnotations()
-	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
-		return "PropagationPolicy", a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], name
-	}
-	if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
-		return "ClusterPropagationPolicy", "", name
-	}
-	return "", "", ""
+	return workkeys.ClaimingPolicy(v.obj.GetAnnotations())
 }
 
 // policyKey is how events name the claiming policy: "namespace/name" for a

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
@@ -84,14 +83,7 @@ func (b binding) workKey(cluster string) client.ObjectKey {
 // policy is the policy that claims the template ("" kind when none), from
 // the detector's annotations.
 func (b binding) policy() (kind, namespace, name string) {
-	a := b.obj.GetAnnotations()
-	if n := a[policyv1alpha1.PropagationPolicyNameAnnotation]; n != "" {
-		return "PropagationPolicy", a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], n
-	}
-	if n := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; n != "" {
-		return "ClusterPropagationPolicy", "", n
-	}
-	return "", "", ""
+	return workkeys.ClaimingPolicy(b.obj.GetAnnotations())
 }
 
 // rollout is a Rollout or a ClusterRollout.

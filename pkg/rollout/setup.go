@@ -5,7 +5,6 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +17,7 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
 	"github.com/federator-dev/federator/internal/revision"
 )
@@ -90,12 +90,8 @@ func allRollouts(c client.Reader, clusterScoped bool) handler.MapFunc {
 // rolloutsOfBinding maps a binding to the rollout of its policy.
 func rolloutsOfBinding(c client.Reader, clusterScoped bool) handler.MapFunc {
 	return func(ctx context.Context, b client.Object) []reconcile.Request {
-		a := b.GetAnnotations()
-		kind, ns, name := "PropagationPolicy", a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]
-		if name == "" {
-			kind, ns, name = "ClusterPropagationPolicy", "", a[policyv1alpha1.ClusterPropagationPolicyAnnotation]
-		}
-		if name == "" || (kind == "ClusterPropagationPolicy") != clusterScoped {
+		kind, ns, name := workkeys.ClaimingPolicy(b.GetAnnotations())
+		if name == "" || (kind == workkeys.ClusterPropagationPolicyKind) != clusterScoped {
 			return nil
 		}
 		ro, ok, err := revision.Governing(ctx, c, kind, ns, name)

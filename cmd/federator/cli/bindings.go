@@ -4,13 +4,14 @@ import (
 	"context"
 	"slices"
 
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // binding is what the commands read of a ResourceBinding or a
@@ -40,14 +41,11 @@ func (b binding) kind() string {
 // policy names the policy that claims the binding's template, from the
 // annotations the detector records (Karmada's keys); kind "" when none.
 func (b binding) policy() ref {
-	a := b.obj.GetAnnotations()
-	if name := a[policyv1alpha1.PropagationPolicyNameAnnotation]; name != "" {
-		return ref{kind: kindPropagationPolicy, namespace: a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], name: name}
+	kind, namespace, name := workkeys.ClaimingPolicy(b.obj.GetAnnotations())
+	if kind == "" {
+		return ref{}
 	}
-	if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
-		return ref{kind: kindClusterPropagationPolicy, name: name}
-	}
-	return ref{}
+	return ref{kind: kind, namespace: namespace, name: name}
 }
 
 // template names the binding's resource template.
