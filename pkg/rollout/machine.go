@@ -141,6 +141,12 @@ func Step(in Input) Output {
 				c = p
 			case in.Healthy[name]:
 				c.State, c.Reason, c.Message = rolloutsv1alpha1.StateHealthy, rolloutsv1alpha1.ReasonHealthy, ""
+			case p.Revision == in.Revision && (p.State == rolloutsv1alpha1.StateHealthy || p.Reason == rolloutsv1alpha1.ReasonUnhealthyAgain):
+				// It was healthy at this revision: a blip is no failure to
+				// progress, but its stage is not settled until it is
+				// healthy again.
+				c.State, c.Reason = rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonUnhealthyAgain
+				c.Message = "was healthy at this revision and is not now; waiting for it to be healthy again"
 			default:
 				c.State, c.Reason = rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased
 				c.Message = "released; waiting for it to become healthy"
@@ -150,7 +156,7 @@ func Step(in Input) Output {
 			}
 			c.Stage = s.Name
 			c.Since = since(p, c, now)
-			if c.State == rolloutsv1alpha1.StateProgressing && in.ProgressDeadline > 0 {
+			if c.State == rolloutsv1alpha1.StateProgressing && c.Reason == rolloutsv1alpha1.ReasonReleased && in.ProgressDeadline > 0 {
 				left := c.Since.Add(in.ProgressDeadline).Sub(in.Now)
 				if left <= 0 {
 					c.State, c.Reason, c.Since = rolloutsv1alpha1.StateFailed, rolloutsv1alpha1.ReasonProgressDeadlineExceeded, now

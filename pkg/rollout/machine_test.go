@@ -267,7 +267,7 @@ func TestStep(t *testing.T) {
 			},
 		},
 		{
-			name: "a cluster that turns unhealthy during the soak starts the soak over once it is healthy again",
+			name: "a cluster that turns unhealthy during the soak starts the soak over once it is healthy again, and its progress deadline does not apply again",
 			in: revision2(with(Input{Stages: threeStages()}, func(in *Input) {
 				in.Stages[0].MinSuccessTime = 30 * time.Minute
 			}).Stages),
@@ -276,13 +276,16 @@ func TestStep(t *testing.T) {
 				{at: 5 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
 					soakAt: at(5 * time.Minute), checkSoak: true}},
 				{at: 10 * time.Minute, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, checkSoak: true,
-					clusters: map[string]string{"member1": "Progressing 2 Released"}, since: map[string]time.Duration{"member1": 10 * time.Minute},
-					requeue: 10 * time.Minute, checkRequeue: true}},
-				{at: 15 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
-					soakAt: at(15 * time.Minute), checkSoak: true, requeue: 30 * time.Minute, checkRequeue: true}},
-				{at: 40 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
+					clusters: map[string]string{"member1": "Progressing 2 UnhealthyAgain"}, since: map[string]time.Duration{"member1": 10 * time.Minute},
+					requeue: 0, checkRequeue: true}},
+				// Past the progress deadline of 10m: a blip is no failure.
+				{at: 11 * time.Minute, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing,
+					clusters: map[string]string{"member1": "Progressing 2 UnhealthyAgain"}}},
+				{at: 25 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
+					soakAt: at(25 * time.Minute), checkSoak: true, requeue: 30 * time.Minute, checkRequeue: true}},
+				{at: 50 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
 					clusters: map[string]string{"member2": "Pending 1 WaitingForStage"}}},
-				{at: 45 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonStageProgressing,
+				{at: 55 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonStageProgressing,
 					events: []string{completed, started}}},
 			},
 		},

@@ -54,6 +54,10 @@ const (
 	ReasonWaitingForConcurrency = "WaitingForConcurrency"
 	// ReasonReleased: the revision was released to the cluster.
 	ReasonReleased = "Released"
+	// ReasonUnhealthyAgain: the cluster was healthy at this revision and is
+	// not now; its stage waits for it, and the progress deadline (which
+	// judges progress, not blips) does not apply again.
+	ReasonUnhealthyAgain = "UnhealthyAgain"
 	// ReasonHealthy: every template is updated and available there.
 	ReasonHealthy = "Healthy"
 	// ReasonProgressDeadlineExceeded: not healthy within progressDeadline.
