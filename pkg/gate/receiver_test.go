@@ -27,7 +27,8 @@ import (
 )
 
 // signed is the headers of a call signed at timestamp (Unix seconds), as
-// the README's curl and openssl example makes them.
+// the curl and openssl example of docs/guides/approvals-and-windows.md
+// makes them.
 func signed(body, key string, timestamp int64) map[string]string {
 	ts := strconv.FormatInt(timestamp, 10)
 	mac := hmac.New(sha256.New, []byte(key))
