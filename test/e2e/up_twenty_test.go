@@ -18,7 +18,7 @@ import (
 
 // Issue 19's scale of the fleet: `federator up --members 20`, with
 // workloads, on the CI machine's 2 cores beside the suite's own fleet.
-// README "Figures" has what such a fleet costs (make fleet-footprint).
+// docs/performance.md has what such a fleet costs (make fleet-footprint).
 var _ = Describe("federator up --members 20", func() {
 	It("starts twenty members that run workloads, says how long it took, and stops every process on Ctrl-C", func() {
 		const members = 20
