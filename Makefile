@@ -123,7 +123,7 @@ fmt:
 unit: binaries
 	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/...
 
-# FLEET=kind runs the suite on kind clusters (README: kind fleets); the
+# FLEET=kind runs the suite on kind clusters (docs/kind.md); the
 # default is the local fleet, which needs no Docker.
 e2e: binaries build
 	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
@@ -212,7 +212,7 @@ kind-down:
 
 # The kind node image federator/kind-node:v1.34.1, built with no registry
 # (Debian packages by debootstrap, everything else from the Go module proxy;
-# README: kind fleets). It builds on any Docker, but a node starts only where
+# docs/kind.md). It builds on any Docker, but a node starts only where
 # Docker allows privileged containers, which this project's build machines
 # do not: so neither .ci/run nor `make test` builds it. make kind-image-verify
 # checks a built image with unprivileged throwaway containers.
