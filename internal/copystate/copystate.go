@@ -21,7 +21,8 @@ import (
 	"github.com/federator-dev/federator/internal/works"
 )
 
-// The states of a copy (names fixed in DESIGN.md).
+// The states of a copy (names fixed in docs/guides/incident-freeze.md,
+// get rollout -o json).
 const (
 	// Applied: the member runs the template's current generation.
 	Applied = "Applied"

@@ -1,5 +1,5 @@
 // Command chaos is a seeded randomized checker of the hold invariant
-// (DESIGN.md: a version may be stored on a member only if, at the moment
+// (docs/reliability.md: a version may be stored on a member only if, at the moment
 // it is stored, the latest state the user wrote releases it for that
 // cluster), in the spirit of Jepsen's checkers and etcd's robustness
 // tests. On a local fleet (a hub and three bare members) with
@@ -29,7 +29,7 @@
 // frozen in that span stores what it received before the freeze only
 // once it runs again, so the span stretches to the freeze's end plus
 // grace. While the policy is deleted, its Works keep the holds and the
-// manifests they last had (DESIGN.md: holds outlive the policy), so the
+// manifests they last had (docs/reliability.md: holds outlive the policy), so the
 // policy's part of the decision and the version are those of the state
 // before the deletion; the template's own suspensions count throughout.
 //

@@ -24,7 +24,7 @@ type state struct {
 	Templates map[string]templateState
 	// Frozen is the state as it was when the policy was deleted, while it
 	// is gone: the Works keep the holds and the manifests they last had
-	// (DESIGN.md: holds outlive the policy that set them), so the policy's
+	// (docs/reliability.md: holds outlive the policy that set them), so the policy's
 	// part of the decision and the version a Work carries are that
 	// state's. nil while the policy exists.
 	Frozen *state

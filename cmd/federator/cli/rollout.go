@@ -21,7 +21,7 @@ import (
 )
 
 // The states `get rollout` reports per template and cluster (names fixed
-// in DESIGN.md).
+// in docs/guides/incident-freeze.md, get rollout -o json).
 const (
 	// StateApplied: the member runs the template's current generation.
 	StateApplied = copystate.Applied
