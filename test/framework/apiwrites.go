@@ -38,6 +38,16 @@ type Writes map[WriteKey]float64
 // ScrapeWrites reads a kube-apiserver's /metrics (the hub's or a member's)
 // and keeps the apiserver_request_total series of writing verbs.
 func ScrapeWrites(ctx context.Context, cs kubernetes.Interface) (Writes, error) {
+	return scrape(ctx, cs, func(verb string) bool { return writeVerbs[verb] })
+}
+
+// ScrapeRequests is ScrapeWrites with the reads kept too (GET, LIST), not
+// the long-running WATCH: every request that costs the API server per call.
+func ScrapeRequests(ctx context.Context, cs kubernetes.Interface) (Writes, error) {
+	return scrape(ctx, cs, func(verb string) bool { return writeVerbs[verb] || verb == "GET" || verb == "LIST" })
+}
+
+func scrape(ctx context.Context, cs kubernetes.Interface, keep func(verb string) bool) (Writes, error) {
 	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("GET /metrics: %w", err)
@@ -56,7 +66,7 @@ func ScrapeWrites(ctx context.Context, cs kubernetes.Interface) (Writes, error) 
 			continue
 		}
 		labels := parseLabels(line[len(prefix):end])
-		if !writeVerbs[labels["verb"]] {
+		if !keep(labels["verb"]) {
 			continue
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)

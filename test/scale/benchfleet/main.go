@@ -3,7 +3,9 @@
 // Deployments placed by one policy on every member, against a baseline in
 // the same run: a plain client-go program writing the same M×K objects
 // straight to the members, with federator's per-member QPS, burst and
-// concurrency. Then suspend all → update every template → resume.
+// concurrency. Then one template after another frozen while every
+// template takes a new image (freeze latency under load), and suspend all →
+// update every template → resume.
 //
 // It prints one table (or JSON with -o json, for comparing commits). It
 // asserts correctness only (every object arrived; no member object changed
@@ -67,7 +69,13 @@ import (
 const (
 	imageV1 = "nginx:1.25"
 	imageV2 = "nginx:1.26"
-	ns      = "bench"
+	// imageLoad is what every template takes while one template after
+	// another is frozen (freezeUnderLoad).
+	imageLoad = "nginx:1.25.1"
+	// freezeTries is how many templates are frozen, one every freezeEvery.
+	freezeTries = 50
+	freezeEvery = 200 * time.Millisecond
+	ns          = "bench"
 	// waitLimit bounds a stuck step; it is not a statement about speed.
 	waitLimit = 15 * time.Minute
 	poll      = 100 * time.Millisecond
@@ -114,10 +122,20 @@ type result struct {
 	ResumeP50      float64 `json:"resumeP50Seconds"`
 	ResumeP99      float64 `json:"resumeP99Seconds"`
 	ResumeAll      float64 `json:"resumeAllSeconds"`
-	ChangedHeld    int     `json:"memberObjectsChangedWhileSuspended"`
+	// FreezeP50 and FreezeP99 are one template's freeze under load: from
+	// annotating it suspended, while every template takes a new image, to
+	// every Work of it held on the hub (freezeTries tries).
+	FreezeP50   float64 `json:"freezeP50Seconds"`
+	FreezeP99   float64 `json:"freezeP99Seconds"`
+	FreezeTries int     `json:"freezeTries"`
+	ChangedHeld int     `json:"memberObjectsChangedWhileSuspended"`
 
 	PropagationWrites map[string]float64 `json:"hubWritesPerTemplatePropagation"`
 	CycleWrites       map[string]float64 `json:"hubWritesPerTemplateCycle"`
+	// SuspensionRequests are the hub requests per template, reads (GET,
+	// LIST) included, from the suspension's write until it was on every
+	// binding and Work: what the hub served in that time.
+	SuspensionRequests map[string]float64 `json:"hubRequestsPerTemplateSuspension"`
 	// Reconciles are federator's reconciles per template, by controller
 	// and result (controller_runtime_reconcile_total): what its CPU goes
 	// to, and how many were redone (requeue, error).
@@ -456,8 +474,27 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}
 	r.PropagationReconciles = perTemplateCount(framework.Delta(reconcilesPropagation, reconcilesBefore), o.resources)
 
+	logf("federator: %d templates frozen one by one while every template takes a new image", min(freezeTries, o.resources))
+	if err := freezeUnderLoad(ctx, hc, hubState, watchers, o, r); err != nil {
+		return err
+	}
+	logf("federator: freeze under load p50 %.2fs, p99 %.2fs", r.FreezeP50, r.FreezeP99)
+	// The cycle is counted from here: the freeze phase's writes are its own.
+	afterFreeze, err := quiet(ctx, hubCS)
+	if err != nil {
+		return err
+	}
+	reconcilesFreeze, err := scrapeReconciles(ctx, metricsAddr)
+	if err != nil {
+		return err
+	}
+
 	// Suspend all → update → resume, with every member watched throughout.
 	watchers.changes()
+	requestsBefore, err := framework.ScrapeRequests(ctx, hubCS)
+	if err != nil {
+		return err
+	}
 	cpuBegan = sample()
 	began = time.Now()
 	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
@@ -470,6 +507,11 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}
 	r.SuspendVisible = time.Since(began).Seconds()
 	r.CPU[phaseSuspension] = sample().since(cpuBegan)
+	requestsSuspended, err := framework.ScrapeRequests(ctx, hubCS)
+	if err != nil {
+		return err
+	}
+	r.SuspensionRequests = perTemplate(requestsSuspended.Since(requestsBefore), o.resources)
 	logf("federator: suspension visible in %.2fs; updating every template", r.SuspendVisible)
 	if err := parallel(16, o.resources, func(i int) error {
 		return framework.SetImage(ctx, hc, ns, name(i), imageV2)
@@ -505,17 +547,86 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	if err != nil {
 		return err
 	}
-	r.cycleRaw = afterCycle.Since(afterPropagation)
+	r.cycleRaw = afterCycle.Since(afterFreeze)
 	r.CycleWrites = perTemplate(r.cycleRaw, o.resources)
 	reconcilesCycle, err := scrapeReconciles(ctx, metricsAddr)
 	if err != nil {
 		return err
 	}
-	r.CycleReconciles = perTemplateCount(framework.Delta(reconcilesCycle, reconcilesPropagation), o.resources)
+	r.CycleReconciles = perTemplateCount(framework.Delta(reconcilesCycle, reconcilesFreeze), o.resources)
 	r.FederatorCPU = cpuSeconds(ctrl.pid()) - cpuBefore[0]
 	r.HubAPIServCPU = cpuSeconds(apiserverPID) - cpuBefore[1]
 	r.FederatorPeak = peakRSSMB(ctrl.pid())
 	return nil
+}
+
+// freezeUnderLoad times one template's freeze while the hub is busy: every
+// template takes imageLoad (1,500 Works rewritten and dispatched) and,
+// meanwhile, one template after another, freezeEvery apart, is annotated
+// suspended; each try is timed from its annotation to every Work of that
+// template held on the hub. Then the frozen templates are released and the
+// phase ends when every member has imageLoad.
+func freezeUnderLoad(ctx context.Context, hc client.Client, hub *hubWatch, members *memberWatches, o options, r *result) error {
+	tries := min(freezeTries, o.resources)
+	stride := o.resources / tries
+	frozen := func(k int) string { return name(k * stride) }
+	annotate := func(tpl string, value any) error {
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{policy.SuspendedAnnotation: value}}})
+		if err != nil {
+			return err
+		}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tpl}}
+		return hc.Patch(ctx, d, client.RawPatch(types.MergePatchType, patch))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, tries+1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := parallel(16, o.resources, func(i int) error {
+			return framework.SetImage(ctx, hc, ns, name(i), imageLoad)
+		}); err != nil {
+			errs <- err
+		}
+	}()
+	latencies := make([]float64, tries)
+	for k := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			began := time.Now()
+			if err := annotate(frozen(k), "freeze-probe"); err != nil {
+				errs <- err
+				return
+			}
+			if err := waitFor(ctx, "every Work of "+frozen(k)+" held", func() (bool, error) {
+				return hub.held(frozen(k)) == o.members, nil
+			}); err != nil {
+				errs <- err
+				return
+			}
+			latencies[k] = time.Since(began).Seconds()
+		}()
+		time.Sleep(freezeEvery)
+	}
+	wg.Wait()
+	close(errs)
+	var failed []error
+	for err := range errs {
+		failed = append(failed, err)
+	}
+	if err := errors.Join(failed...); err != nil {
+		return err
+	}
+	sort.Float64s(latencies)
+	logf("federator: freeze latencies, sorted: %s", fmt.Sprint(latencies))
+	r.FreezeP50, r.FreezeP99, r.FreezeTries = quantile(latencies, 0.5), quantile(latencies, 0.99), tries
+	if err := parallel(16, tries, func(k int) error { return annotate(frozen(k), nil) }); err != nil {
+		return err
+	}
+	return waitFor(ctx, "every member has "+imageLoad, func() (bool, error) {
+		return members.have(imageLoad) == o.resources*o.members, nil
+	})
 }
 
 // controller is bin/federator controller, run as its own process.
@@ -645,6 +756,7 @@ type hubWatch struct {
 type workState struct {
 	suspended bool
 	image     string
+	template  string
 }
 
 func watchWorks(ctx context.Context, cfg *rest.Config) (*hubWatch, error) {
@@ -667,7 +779,7 @@ func watchWorks(ctx context.Context, cfg *rest.Config) (*hubWatch, error) {
 			delete(h.works, key)
 			return
 		}
-		st := workState{suspended: w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching}
+		st := workState{suspended: w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching, template: m.GetName()}
 		if c, ok, _ := unstructured.NestedSlice(m.Object, "spec", "template", "spec", "containers"); ok && len(c) > 0 {
 			if first, ok := c[0].(map[string]any); ok {
 				st.image, _ = first["image"].(string)
@@ -713,6 +825,11 @@ func follow(ctx context.Context, wc client.WithWatch, list client.ObjectList, op
 // suspended is how many Works are suspended.
 func (h *hubWatch) suspended() int {
 	return h.count(func(w workState) bool { return w.suspended })
+}
+
+// held is how many Works of the template are suspended.
+func (h *hubWatch) held(template string) int {
+	return h.count(func(w workState) bool { return w.template == template && w.suspended })
 }
 
 // have is how many Works carry image.
@@ -1002,6 +1119,8 @@ func (r *result) print(out io.Writer) {
 		fmt.Fprintf(t, "hub alone, the writes of the %s\t%.2fs\t\t(%.0f writes at the hub's %.0f Work writes/s)\n",
 			phase.name, n/r.HubWorkWriteRate, n, r.HubWorkWriteRate)
 	}
+	fmt.Fprintf(t, "one template frozen under load, p50\t%.2fs\t\t(%d tries while every template changes)\n", r.FreezeP50, r.FreezeTries)
+	fmt.Fprintf(t, "one template frozen under load, p99\t%.2fs\t\t\n", r.FreezeP99)
 	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
 	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
 	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
@@ -1015,6 +1134,7 @@ func (r *result) print(out io.Writer) {
 		name string
 		w    map[string]float64
 	}{{"hub writes per template, propagation (leases left out)", r.PropagationWrites}, {"hub writes per template, suspend → update → resume (leases left out)", r.CycleWrites},
+		{"hub requests per template, suspension until visible (reads included, leases left out)", r.SuspensionRequests},
 		{"federator reconciles per template, propagation", r.PropagationReconciles},
 		{"federator reconciles per template, suspend → update → resume", r.CycleReconciles}} {
 		var total float64
