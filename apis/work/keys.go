@@ -55,6 +55,13 @@ const (
 	// one decided from a newer binding.
 	BindingGenerationAnnotation = "work.federator.dev/binding-generation"
 
+	// TemplateHoldsAnnotation, on a binding, is a digest of its template's
+	// annotations that decide holds (hold.AnnotationsDigest), written by the
+	// detector with the rest of the binding: a change of it tells the
+	// binding controller that the template's holds changed, which it takes
+	// before bulk work (internal/priority). Absent when there are none.
+	TemplateHoldsAnnotation = "work.federator.dev/template-holds"
+
 	// ChangedAtAnnotation, on a Work, is when the binding controller last
 	// wrote a changed manifest into it (RFC 3339, sub-second): where
 	// federator_dispatch_latency_seconds starts counting.

@@ -23,6 +23,7 @@ import (
 func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.Float32Var(&o.HubQPS, "hub-qps", o.HubQPS, "queries per second to the hub API server")
 	fs.IntVar(&o.HubBurst, "hub-burst", o.HubBurst, "burst of queries to the hub API server")
+	fs.IntVar(&o.HubBulkWrites, "hub-bulk-writes", o.HubBulkWrites, "writes to the hub in flight at once that change no hold (0: no bound); writes that hold or release a cluster are never bounded")
 	fs.Float32Var(&o.Member.QPS, "member-qps", o.Member.QPS, "queries per second to each member API server")
 	fs.IntVar(&o.Member.Burst, "member-burst", o.Member.Burst, "burst of queries to each member API server")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +24,9 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
+	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
@@ -79,30 +82,60 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
-				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}), predicate.Not(holdsChanged))).
+			// A binding whose holds change (its spec.suspension, its
+			// template's hold annotations) goes before bulk work.
+			Watches(obj, priority.Handler(self, nil), builder.WithPredicates(holdsChanged)).
 			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), workBatch),
 				builder.WithPredicates(workIntentChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
-			Watches(&gatingv1alpha1.Gate{}, handler.EnqueueRequestsFromMapFunc(bindingsWaitingFor(mgr.GetClient(), clusterScoped)),
+			Watches(&gatingv1alpha1.Gate{}, priority.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped), nil),
 				builder.WithPredicates(predicate.Or[client.Object](gateOpenedChanged{},
 					predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-			Watches(&policyv1alpha1.PropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy")),
+			Watches(&policyv1alpha1.PropagationPolicy{}, priority.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy"), annotationHoldsChanged),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, handler.EnqueueRequestsFromMapFunc(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy")),
+			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, priority.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), annotationHoldsChanged),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-			Watches(&rolloutsv1alpha1.Rollout{}, handler.EnqueueRequestsFromMapFunc(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"))).
-			Watches(&rolloutsv1alpha1.ClusterRollout{}, handler.EnqueueRequestsFromMapFunc(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"))).
+			Watches(&rolloutsv1alpha1.Rollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"), nil)).
+			Watches(&rolloutsv1alpha1.ClusterRollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
 			Watches(&policyv1alpha1.OverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true)}).
 			Complete(r)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// self maps a binding to its own request.
+func self(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
+}
+
+// holdsChanged passes a binding update that changes what holds it: its
+// spec.suspension, or the digest of its template's hold annotations the
+// detector stamps (workkeys.TemplateHoldsAnnotation).
+var holdsChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld.GetAnnotations()[workkeys.TemplateHoldsAnnotation] != e.ObjectNew.GetAnnotations()[workkeys.TemplateHoldsAnnotation] {
+			return true
+		}
+		o, n := viewOf(e.ObjectOld), viewOf(e.ObjectNew)
+		return o.spec != nil && n.spec != nil && !equality.Semantic.DeepEqual(o.spec.Suspension, n.spec.Suspension)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// annotationHoldsChanged says whether a policy update changes an annotation
+// that holds (the suspended ones, gates, deletion delay).
+func annotationHoldsChanged(old, new client.Object) bool {
+	return hold.AnnotationsChanged(old.GetAnnotations(), new.GetAnnotations())
 }
 
 // SetupStatusWithManager registers, for ResourceBindings and
@@ -224,9 +257,13 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 			}
 			for _, b := range items(list) {
 				v := viewOf(b)
-				if labels && placement.SelectsByLabels(v.spec.Placement) ||
-					gates && slices.ContainsFunc(v.spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() }) {
-					q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
+				req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}
+				switch {
+				case gates && slices.ContainsFunc(v.spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() }):
+					// The gates a Cluster waits for are holds.
+					priority.Add(q, priority.Hold, req)
+				case labels && placement.SelectsByLabels(v.spec.Placement):
+					q.Add(req)
 				}
 			}
 		},

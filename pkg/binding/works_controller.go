@@ -38,6 +38,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/revision"
@@ -496,6 +497,15 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		last[existing[i].Namespace] = &existing[i]
 		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
 			res.heldBefore[cluster] = ptr.Deref(existing[i].Spec.SuspendDispatching, false)
+		}
+	}
+
+	// A Work held or released by this pass is written in the hold lane,
+	// ahead of bulk writes (internal/lanes).
+	for cluster, held := range res.heldBefore {
+		if d, ok := decisions[cluster]; ok && d.Held() != held {
+			ctx = lanes.Hold(ctx)
+			break
 		}
 	}
 

@@ -34,7 +34,10 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/lanes"
+	queuing "github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
@@ -73,6 +76,10 @@ type Reconciler struct {
 	// re-evaluated too (a template the policy stops selecting, or one whose
 	// claim is still on its way to the cache).
 	earlier map[Key][]client.Object
+	// suspensionChanged marks the policy Keys whose fan-out carries a
+	// change of spec.suspension: their templates are queued at
+	// queuing.Hold.
+	suspensionChanged map[Key]bool
 }
 
 // kindIndex indexes policies by the kinds their resourceSelectors name, so
@@ -105,14 +112,18 @@ type Options struct {
 // validates policies and adds those watches.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	d := &Reconciler{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
-		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}, noPolicyStatus: o.NoPolicyStatus}
+		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}, suspensionChanged: map[Key]bool{},
+		noPolicyStatus: o.NoPolicyStatus}
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), p, kindIndex, selectedKinds); err != nil {
 			return err
 		}
 	}
+	// A priority queue: a template whose holds change, and the templates of
+	// a policy whose spec.suspension changes, go before bulk changes
+	// (internal/priority).
 	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
-		Reconciler: d, MaxConcurrentReconciles: o.Workers})
+		Reconciler: d, MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true)})
 	if err != nil {
 		return err
 	}
@@ -171,8 +182,10 @@ func (d *Reconciler) watch(gvk schema.GroupVersionKind) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	src := source.TypedKind[client.Object, Key](d.mgr.GetCache(), client.Object(obj),
-		handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []Key {
+		queuing.Handler(func(_ context.Context, o client.Object) []Key {
 			return []Key{{GroupVersionKind: gvk, Namespace: o.GetNamespace(), Name: o.GetName()}}
+		}, func(old, new client.Object) bool {
+			return hold.AnnotationsChanged(old.GetAnnotations(), new.GetAnnotations())
 		}), templateChanged{})
 	if err := d.ctrl.Watch(src); err != nil {
 		return err
@@ -187,13 +200,23 @@ func (d *Reconciler) watch(gvk schema.GroupVersionKind) error {
 func (d *Reconciler) policyHandler() handler.TypedEventHandler[client.Object, Key] {
 	enqueue := func(q workqueue.TypedRateLimitingInterface[Key], policy client.Object, replaced client.Object) {
 		key := Key{GroupVersionKind: policyGVK(policy), Namespace: policy.GetNamespace(), Name: policy.GetName(), Policy: true}
+		// A suspension set, changed or lifted is fanned out, and its
+		// templates taken, before bulk work.
+		p := 0
+		if replaced != nil && replaced != policy &&
+			!equality.Semantic.DeepEqual(policykeys.SpecOf(replaced).Suspension, policykeys.SpecOf(policy).Suspension) {
+			p = queuing.Hold
+		}
 		d.mu.Lock()
 		d.queue = q
 		if replaced != nil {
 			d.earlier[key] = append(d.earlier[key], replaced)
 		}
+		if p == queuing.Hold {
+			d.suspensionChanged[key] = true
+		}
 		d.mu.Unlock()
-		q.Add(key)
+		queuing.Add(q, p, key)
 	}
 	return handler.TypedFuncs[client.Object, Key]{
 		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
@@ -236,6 +259,11 @@ func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 	replaced := d.earlier[key]
 	delete(d.earlier, key)
 	queue := d.queue
+	p := 0
+	if d.suspensionChanged[key] {
+		p = queuing.Hold
+	}
+	delete(d.suspensionChanged, key)
 	d.mu.Unlock()
 	policies = append(policies, replaced...)
 	if len(policies) == 0 {
@@ -246,13 +274,16 @@ func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 		// Keep what was replaced for the retry.
 		d.mu.Lock()
 		d.earlier[key] = append(d.earlier[key], replaced...)
+		if p == queuing.Hold {
+			d.suspensionChanged[key] = true
+		}
 		d.mu.Unlock()
 		return err
 	}
 	lazy := len(policies) > 0 && policies[0] == current && lazyActivation(current)
 	for _, k := range keys {
 		k.ByLazyPolicy = lazy
-		queue.Add(k)
+		queuing.Add(queue, p, k)
 	}
 	return nil
 }
@@ -429,6 +460,9 @@ func Binding(template *unstructured.Unstructured, claim Claim, priority *workv1a
 			Name: template.GetName(), UID: template.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		Annotations: map[string]string{},
 	}
+	if digest := hold.AnnotationsDigest(template.GetAnnotations()); digest != "" {
+		meta.Annotations[workkeys.TemplateHoldsAnnotation] = digest
+	}
 	if p := claim.PropagationPolicy; p != nil {
 		meta.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] = p.Namespace
 		meta.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = p.Name
@@ -501,6 +535,12 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	// Keep what other controllers own in the spec: the placement decision.
 	spec.Clusters = have.Clusters
 	annotations := existing.GetAnnotations()
+	// A change of what holds goes in the hold lane, ahead of bulk writes
+	// (internal/lanes).
+	if !equality.Semantic.DeepEqual(spec.Suspension, have.Suspension) ||
+		annotations[workkeys.TemplateHoldsAnnotation] != desired.GetAnnotations()[workkeys.TemplateHoldsAnnotation] {
+		ctx = lanes.Hold(ctx)
+	}
 	sameAnnotations := true
 	for k, v := range desired.GetAnnotations() {
 		if annotations[k] != v {
@@ -510,7 +550,8 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	// A claim that moved between kinds (preemption, or the claiming policy
 	// gone) leaves no trace of the former one on the binding, as Karmada's
 	// excludeClusterPolicy.
-	for _, k := range append(slices.Clone(ppClaimAnnotations), cppClaimAnnotations...) {
+	// Nor a digest of template holds that are gone.
+	for _, k := range append(slices.Concat(ppClaimAnnotations, cppClaimAnnotations), workkeys.TemplateHoldsAnnotation) {
 		if _, wanted := desired.GetAnnotations()[k]; !wanted {
 			if _, stale := annotations[k]; stale {
 				delete(annotations, k)

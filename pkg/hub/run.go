@@ -7,6 +7,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -34,6 +36,9 @@ type Options struct {
 	// HubQPS and HubBurst bound requests to the hub.
 	HubQPS   float32
 	HubBurst int
+	// HubBulkWrites bounds the writes to the hub in flight at once that
+	// change no hold (internal/lanes); 0 bounds none.
+	HubBulkWrites int
 	// Member bounds requests to each member.
 	Member dispatch.ClientOptions
 	// Workers per controller. A reconcile mostly waits for the hub, so
@@ -88,7 +93,7 @@ const LeaderElectionID = "federator-controller"
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
-	return Options{HubQPS: 2000, HubBurst: 4000, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
+	return Options{HubQPS: 2000, HubBurst: 4000, HubBulkWrites: lanes.DefaultBulkWrites, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 32, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060",
 		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace, InstallCRDs: true}
@@ -99,6 +104,7 @@ func DefaultOptions() Options {
 func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return lanes.Limit(rt, o.HubBulkWrites) })
 	scheme := policy.NewScheme()
 
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
