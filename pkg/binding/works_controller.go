@@ -150,11 +150,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, t := range b.spec.Clusters {
 		targets = append(targets, t.Name)
 	}
-	in, err := r.holdInput(ctx, b, tpl, clusters.Items, targets)
+	in, governing, err := r.holdInput(ctx, b, tpl, clusters.Items, targets)
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
-	rolledBack, err := r.rolledBack(ctx, b, tpl, &in, targets)
+	rolledBack, err := r.rolledBack(ctx, b, tpl, &in, governing, targets)
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
@@ -222,9 +222,9 @@ func (r *Reconciler) finish(ctx context.Context, b view, before client.Object, e
 // holdInput gathers what pkg/hold decides from: the template, the policy
 // that claims it (from the cache; zero when it is gone), the suspension the
 // binding carries from that policy, and the gates the policy and the target
-// Clusters list.
+// Clusters list; and the Rollout that governs the policy, if one does.
 func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured,
-	clusters []clusterv1alpha1.Cluster, targets []string) (hold.Input, error) {
+	clusters []clusterv1alpha1.Cluster, targets []string) (hold.Input, *revision.Rollout, error) {
 	in := hold.Input{
 		Template: hold.Object{Kind: tpl.GetKind(), Namespace: tpl.GetNamespace(), Name: tpl.GetName(),
 			Annotations: tpl.GetAnnotations()},
@@ -239,7 +239,7 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 		if v, ok := c.Annotations[gatingv1alpha1.GatesAnnotation]; ok && slices.Contains(targets, c.Name) {
 			gates, err := r.resolveGates(ctx, hold.ParseGates(v, "", "Cluster "+c.Name))
 			if err != nil {
-				return in, err
+				return in, nil, err
 			}
 			if in.ClusterGates == nil {
 				in.ClusterGates = map[string][]hold.Gate{}
@@ -255,24 +255,25 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 	case "ClusterPropagationPolicy":
 		policy = &policyv1alpha1.ClusterPropagationPolicy{}
 	default:
-		return in, nil
+		return in, nil, nil
 	}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
 	if apierrors.IsNotFound(err) {
 		// Like Karmada, a binding outlives its policy; it keeps the
 		// suspension it carries.
-		return in, nil
+		return in, nil, nil
 	}
 	if err != nil {
-		return in, err
+		return in, nil, err
 	}
 	in.Policy = hold.Object{Kind: kind, Namespace: ns, Name: name, Annotations: policy.GetAnnotations()}
 	if v, ok := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; ok {
 		if in.PolicyGates, err = r.resolveGates(ctx, hold.ParseGates(v, ns, in.Policy.String())); err != nil {
-			return in, err
+			return in, nil, err
 		}
 	}
-	return in, r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets)
+	governing, err := r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets)
+	return in, governing, err
 }
 
 // rolloutInput adds the Rollout that governs the policy, if one does: a
@@ -281,14 +282,14 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 // revision to the target. The template's content hash goes onto its Works
 // (templateHash), so the rollout controller judges health at this content.
 func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, tpl *unstructured.Unstructured,
-	kind, ns, name string, targets []string) error {
+	kind, ns, name string, targets []string) (*revision.Rollout, error) {
 	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
 	if err != nil || !ok {
-		return err
+		return nil, err
 	}
 	hash, err := revision.Hash(tpl)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stamp := b.obj.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation]
 	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, TemplateHash: hash}
@@ -303,7 +304,7 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 			in.Rollout.Waiting[t] = ro.Waiting(t)
 		}
 	}
-	return nil
+	return &ro, nil
 }
 
 // keptTemplate is a template as a revision kept it.
@@ -316,14 +317,10 @@ type keptTemplate struct {
 // template as the revision it went back to kept it: that target is
 // released with that content. A revision no longer kept, or one that did
 // not hold the template, keeps the target held and says why.
-func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.Unstructured, in *hold.Input, targets []string) (map[string]keptTemplate, error) {
-	if in.Rollout == nil {
+func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.Unstructured, in *hold.Input, ro *revision.Rollout,
+	targets []string) (map[string]keptTemplate, error) {
+	if in.Rollout == nil || ro == nil {
 		return nil, nil
-	}
-	kind, ns, name := b.policyRef()
-	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
-	if err != nil || !ok {
-		return nil, err
 	}
 	out := map[string]keptTemplate{}
 	for _, c := range ro.Status.Clusters {
