@@ -113,6 +113,10 @@ type result struct {
 	// HubWorkWriteRate is the same for Works carrying one benchmark
 	// Deployment each: what a custom resource write costs the hub.
 	HubWorkWriteRate float64 `json:"hubWorkWritesPerSecond"`
+	// HubHoldRate is the same for merge patches that hold a stored Work
+	// (spec.suspendDispatching and the hold annotations), as the binding
+	// controller writes them: what a suspension's writes cost the hub.
+	HubHoldRate float64 `json:"hubWorkHoldPatchesPerSecond"`
 
 	Propagate float64 `json:"propagateSeconds"`
 	// WorksWritten is when every Work of the propagation was on the hub:
@@ -228,10 +232,10 @@ func run(ctx context.Context, o options) (r *result, err error) {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	logf("baseline: created in %.2fs, updated in %.2fs", r.BaselineCreate, r.BaselineUpdate)
-	if r.HubWriteRate, r.HubWorkWriteRate, err = hubWriteRate(ctx, f, min(o.resources*o.members, 2000)); err != nil {
+	if r.HubWriteRate, r.HubWorkWriteRate, r.HubHoldRate, err = hubWriteRate(ctx, f, min(o.resources*o.members, 2000)); err != nil {
 		return nil, fmt.Errorf("hub write rate: %w", err)
 	}
-	logf("baseline: the hub takes %.0f ConfigMap writes/s, %.0f Work writes/s", r.HubWriteRate, r.HubWorkWriteRate)
+	logf("baseline: the hub takes %.0f ConfigMap writes/s, %.0f Work writes/s, %.0f Work hold patches/s", r.HubWriteRate, r.HubWorkWriteRate, r.HubHoldRate)
 	return r, federated(ctx, f, o, dir, r)
 }
 
@@ -307,21 +311,21 @@ func baseline(ctx context.Context, f *fleet.Fleet, o options, r *result, sample 
 // small built-in object and of the custom resource federator writes most.
 // A rate needs no more than a few thousand writes; more would only make
 // the cleanup slow.
-func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works float64, err error) {
+func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works, holds float64, err error) {
 	cfg := rest.CopyConfig(f.Hub.Config)
 	o := hub.DefaultOptions()
 	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
 	c, err := client.New(cfg, client.Options{Scheme: policy.NewScheme()})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	// The Work CRD, as federator installs it when it starts.
 	if _, err := hub.Install(ctx, c); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	const bns = "baseline-hub"
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	rate := func(newObject func(i int) (client.Object, error)) (float64, error) {
 		began := time.Now()
@@ -338,7 +342,7 @@ func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: bns, Name: name(i)},
 			Data: map[string]string{"k": strings.Repeat("v", 512)}}, nil
 	}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if works, err = rate(func(i int) (client.Object, error) {
 		raw, err := json.Marshal(framework.NewDeployment(ns, name(i), imageV1))
@@ -346,17 +350,28 @@ func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works
 			Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{
 				Manifests: []workv1alpha1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: raw}}}}}}, err
 	}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
+	// What a hold costs the hub: a merge patch of a stored Work's
+	// spec.suspendDispatching and hold annotations, as the binding
+	// controller writes it.
+	hold := []byte(`{"metadata":{"annotations":{"work.federator.dev/hold-reason":"SuspendDispatching","work.federator.dev/hold-message":"bench"}},"spec":{"suspendDispatching":true}}`)
+	began := time.Now()
+	if err := parallel(16, n, func(i int) error {
+		return c.Patch(ctx, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: bns, Name: name(i)}}, client.RawPatch(types.MergePatchType, hold))
+	}); err != nil {
+		return 0, 0, 0, err
+	}
+	holds = float64(n) / time.Since(began).Seconds()
 	// Gone before federator starts, so its caches hold none of them (the
 	// bench hub runs no namespace controller to empty the namespace).
 	if err := c.DeleteAllOf(ctx, &workv1alpha1.Work{}, client.InNamespace(bns)); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(bns)); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return configMaps, works, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}})
+	return configMaps, works, holds, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: bns}})
 }
 
 func name(i int) string { return fmt.Sprintf("web-%05d", i) }
@@ -1108,6 +1123,9 @@ func (r *result) print(out io.Writer) {
 	floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
 	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t%.2fs\t%s (direct: %d writes at the hub's %.0f/s)\n",
 		r.SuspendVisible, floor, ratio(r.SuspendVisible, floor), r.Resources+r.Resources*r.Members, r.HubWriteRate)
+	holdFloor := float64(r.Resources+r.Resources*r.Members) / r.HubHoldRate
+	fmt.Fprintf(t, "  against the hub's rate of hold patches\t\t%.2fs\t%s (%d patches at the hub's %.0f Work hold patches/s)\n",
+		holdFloor, ratio(r.SuspendVisible, holdFloor), r.Resources+r.Resources*r.Members, r.HubHoldRate)
 	// What the hub alone needs for the writes each phase made, at the rate
 	// it takes Works: below this no change to federator's own code goes
 	// without cutting writes (or the hub's cost per write).
