@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -22,6 +21,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/internal/httpserve"
 )
 
 //go:embed templates/*.html
@@ -362,24 +363,10 @@ func Listen(addr string) (net.Listener, string, error) {
 	return l, URL(l.Addr()), nil
 }
 
-// Serve serves h on l until ctx ends.
+// Serve serves h on l until ctx ends. Event streams end with ctx; the
+// shutdown waits up to 2 s for the rest.
 func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		// Event streams end with ctx (BaseContext); Shutdown waits for them.
-		if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		return nil
-	}
+	return httpserve.Serve(ctx, l, h, 2*time.Second)
 }
 
 // URL is the address a browser opens for a listener's address: a host

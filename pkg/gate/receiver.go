@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	"github.com/federator-dev/federator/internal/httpserve"
 )
 
 // Receiver serves the webhook that opens and closes gates:
@@ -254,16 +255,6 @@ func (s Serve) Start(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(hooksPrefix, s.Receiver)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ctrl.Log.WithName("gate-webhook").Info("serving gate webhooks", "address", l.Addr().String())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(shutdown)
-	}
+	return httpserve.Serve(ctx, l, mux, 5*time.Second)
 }
