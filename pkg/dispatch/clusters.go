@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -39,6 +41,10 @@ type clusterReconciler struct {
 	mu      sync.Mutex
 	ctx     context.Context // the manager's
 	running map[string]*member
+	// setUp holds the Clusters whose member client and Work controller
+	// were set up once, or tried and failed (the failure is retried and
+	// reported on the Cluster): what /readyz waits for.
+	setUp map[string]bool
 }
 
 // Start holds the manager's context for the member controllers, and stops
@@ -80,7 +86,41 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.join(ctx, cluster.Name)
+	err := r.join(ctx, cluster.Name)
+	r.mu.Lock()
+	r.setUp[cluster.Name] = true
+	r.mu.Unlock()
+	return ctrl.Result{}, err
+}
+
+// membersSetUp is the /readyz check of the member clients: it fails while a
+// registered Cluster has not had its member client and Work controller set
+// up (or tried) once. A replica that does not lead runs no member
+// controllers, and has none to wait for.
+func (r *clusterReconciler) membersSetUp(c client.Reader) func(*http.Request) error {
+	return func(req *http.Request) error {
+		select {
+		case <-r.started:
+		default:
+			return nil
+		}
+		clusters := &clusterv1alpha1.ClusterList{}
+		if err := c.List(req.Context(), clusters); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var waiting []string
+		for _, cl := range clusters.Items {
+			if !r.setUp[cl.Name] {
+				waiting = append(waiting, cl.Name)
+			}
+		}
+		if len(waiting) > 0 {
+			return fmt.Errorf("the member clients of %s are not set up yet", strings.Join(waiting, ", "))
+		}
+		return nil
+	}
 }
 
 // join starts the member's Work controller unless it runs.
@@ -120,6 +160,7 @@ func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
 	r.mu.Lock()
 	m := r.running[cluster]
 	delete(r.running, cluster)
+	delete(r.setUp, cluster)
 	r.mu.Unlock()
 	if m != nil {
 		m.stop()
@@ -185,8 +226,12 @@ type Options struct {
 // Cluster, started as Clusters appear and stopped as they go.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	members := o.Members
-	r := &clusterReconciler{mgr: mgr, members: members, started: make(chan struct{}), running: map[string]*member{}}
+	r := &clusterReconciler{mgr: mgr, members: members, started: make(chan struct{}), running: map[string]*member{},
+		setUp: map[string]bool{}}
 	if err := mgr.Add(r); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("member-clients", r.membersSetUp(mgr.GetClient())); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("dispatch-clusters").

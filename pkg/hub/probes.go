@@ -26,7 +26,8 @@ const cacheSyncWait = 500 * time.Millisecond
 
 // addProbes serves /healthz (the process answers) and /readyz: ready once
 // the hub caches have synced, those of the controllers too on the leader,
-// whose controllers add their informers as they start.
+// whose controllers add their informers as they start. The dispatcher adds
+// its own check, member-clients (pkg/dispatch).
 func addProbes(mgr ctrl.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
