@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,8 @@ func TestFleetWorkloads(t *testing.T) {
 	if len(nodes.Items) != DefaultNodes {
 		t.Fatalf("%d nodes, want %d", len(nodes.Items), DefaultNodes)
 	}
+
+	nodeLeasesRenewed(ctx, t, member, nodes.Items)
 
 	for _, d := range []*appsv1.Deployment{
 		workload("web", "nginx:1.25", "100m"),
@@ -105,6 +108,38 @@ func TestFleetWorkloads(t *testing.T) {
 	}
 
 	stopLeavesNothing(t, f, pids, tmp)
+}
+
+// nodeLeasesRenewed: kwok holds a Lease in kube-node-lease for every
+// simulated node, as a kubelet does, and renews it (every quarter of its
+// duration), which is what keeps the nodes Ready under the node lifecycle
+// controller's default grace.
+func nodeLeasesRenewed(ctx context.Context, t *testing.T, member client.Client, nodes []corev1.Node) {
+	t.Helper()
+	renewed := func(name string) (time.Time, bool) {
+		l := &coordinationv1.Lease{}
+		if err := member.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: name}, l); err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}, false
+		}
+		if d := ptr.Deref(l.Spec.LeaseDurationSeconds, 0); d != nodeLeaseSeconds {
+			t.Fatalf("node %s's Lease lasts %d s; want %d", name, d, nodeLeaseSeconds)
+		}
+		return l.Spec.RenewTime.Time, true
+	}
+	first := map[string]time.Time{}
+	for _, n := range nodes {
+		waitFor(ctx, t, 30*time.Second, "a Lease for node "+n.Name+" in "+corev1.NamespaceNodeLease, func() bool {
+			at, ok := renewed(n.Name)
+			first[n.Name] = at
+			return ok
+		})
+	}
+	for _, n := range nodes {
+		waitFor(ctx, t, 3*nodeLeaseSeconds/4*time.Second, "node "+n.Name+"'s Lease renewed", func() bool {
+			at, ok := renewed(n.Name)
+			return ok && at.After(first[n.Name])
+		})
+	}
 }
 
 func workload(name, image, cpu string) *appsv1.Deployment {
