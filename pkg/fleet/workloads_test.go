@@ -82,6 +82,7 @@ func TestFleetWorkloads(t *testing.T) {
 		d := deployment("web")
 		return d.Status.ReadyReplicas == 2 && d.Status.AvailableReplicas == 2 && available(d) == "True"
 	})
+	readyAgainAfterNodeBlip(ctx, t, member, podsOf(ctx, t, member, "web")[0])
 	waitFor(ctx, t, 2*time.Minute, "Job once complete", func() bool {
 		got := &batchv1.Job{}
 		return member.Get(ctx, client.ObjectKeyFromObject(job), got) == nil && got.Status.Succeeded == 1
@@ -140,6 +141,27 @@ func nodeLeasesRenewed(ctx context.Context, t *testing.T, member client.Client, 
 			return ok && at.After(first[n.Name])
 		})
 	}
+}
+
+// readyAgainAfterNodeBlip: a pod marked not ready as the node lifecycle
+// controller marks the pods of a node it takes for dead (MarkPodsNotReady:
+// Ready False, every other condition as it was) is Ready again once kwok
+// plays it, as a kubelet that is back makes it.
+func readyAgainAfterNodeBlip(ctx context.Context, t *testing.T, member client.Client, p corev1.Pod) {
+	t.Helper()
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			p.Status.Conditions[i].Status = corev1.ConditionFalse
+			p.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+	}
+	if err := member.Status().Update(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, 30*time.Second, "pod "+p.Name+" Ready again after the node lifecycle controller marked it not ready", func() bool {
+		got := corev1.Pod{}
+		return member.Get(ctx, client.ObjectKeyFromObject(&p), &got) == nil && ready(got)
+	})
 }
 
 func workload(name, image, cpu string) *appsv1.Deployment {
