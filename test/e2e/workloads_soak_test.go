@@ -42,7 +42,8 @@ var _ = Describe("a workload fleet under churn for ten minutes", Label("soak"), 
 		}
 		w := useWorkloadFleet()
 		Expect(client.IgnoreAlreadyExists(w.hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
-		for _, name := range append(append([]string{}, steady...), churned...) {
+		all := slices.Concat(steady, churned)
+		for _, name := range all {
 			d := framework.NewDeployment(ns, name, "nginx:1.25")
 			// Churn may take one replica away for a moment (a rollout
 			// replaces one pod at a time, scaling adds one); Available
@@ -55,7 +56,6 @@ var _ = Describe("a workload fleet under churn for ten minutes", Label("soak"), 
 		DeferCleanup(func() {
 			Expect(client.IgnoreNotFound(w.hub.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
 		})
-		all := append(append([]string{}, steady...), churned...)
 		Eventually(func(g Gomega) {
 			for m, c := range w.inMembers {
 				for _, name := range all {
