@@ -128,6 +128,13 @@ unit: binaries
 e2e: binaries build
 	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
 
+# The ten-minute soak (test/e2e/workloads_soak_test.go, Label "soak"): a
+# workload fleet kept busy through the hub, every Deployment Available and
+# every simulated node Ready throughout. Not part of `make test`.
+.PHONY: soak
+soak: binaries
+	go test ./test/e2e/ -timeout 30m -v -ginkgo.v -ginkgo.no-color -ginkgo.label-filter=soak
+
 # Karmada's own e2e suite (its focus on suspension, propagation, priority
 # and overrides) on a fresh hub and on one with Karmada's CRDs: a contract.
 test: vet unit e2e karmada-e2e

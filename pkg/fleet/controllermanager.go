@@ -82,12 +82,8 @@ func startControllerManager(ctx context.Context, spec controllerManagerSpec) (*p
 			// by the client defaults (20 QPS).
 			"--kube-api-qps=100",
 			"--kube-api-burst=200",
-			// kwok's simulated nodes report their status about once a minute
-			// and hold no Lease; with the default grace (50s) the node
-			// lifecycle controller marks them NotReady between reports, and
-			// with them every pod, so no Deployment stays Available. Simulated
-			// nodes do not die: give them minutes.
-			"--node-monitor-grace-period=5m",
+			// The node lifecycle controller keeps its default grace (50 s):
+			// kwok renews the simulated nodes' Leases (startWorkloads).
 		}, localURL("https", port, "/healthz"))
 	})
 	if err != nil {

@@ -26,6 +26,11 @@ const (
 	// (kwok's own convention, as kwokctl creates them).
 	kwokNodeAnnotation = "kwok.x-k8s.io/node"
 	kwokNodeValue      = "fake"
+
+	// nodeLeaseSeconds is how long a simulated node's Lease lasts: the
+	// kubelet's default (nodeLeaseDurationSeconds); kwok renews it every
+	// quarter of that.
+	nodeLeaseSeconds = 40
 )
 
 // NodeAllocatable is what each simulated node offers the scheduler, so
@@ -89,6 +94,13 @@ func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (
 			"--config=" + stages,
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
+			// Hold each node's Lease in kube-node-lease as a kubelet does
+			// (its default: 40 s, renewed every 10 s), so the node lifecycle
+			// controller sees them alive within its default grace (50 s).
+			// Without it kwok holds no Lease and reports node status only
+			// every ~10 minutes (its default node stages), and nodes are
+			// taken for dead between reports.
+			"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
 			"--server-address=127.0.0.1:" + strconv.Itoa(port),
 		}, localURL("http", port, "/healthz"))
 	})

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +48,8 @@ func TestFleetWorkloads(t *testing.T) {
 		t.Fatalf("%d nodes, want %d", len(nodes.Items), DefaultNodes)
 	}
 
+	nodeLeasesRenewed(ctx, t, member, nodes.Items)
+
 	for _, d := range []*appsv1.Deployment{
 		workload("web", "nginx:1.25", "100m"),
 		workload("bad", "nginx:1.26-broken", "100m"),
@@ -79,6 +82,7 @@ func TestFleetWorkloads(t *testing.T) {
 		d := deployment("web")
 		return d.Status.ReadyReplicas == 2 && d.Status.AvailableReplicas == 2 && available(d) == "True"
 	})
+	readyAgainAfterNodeBlip(ctx, t, member, podsOf(ctx, t, member, "web")[0])
 	waitFor(ctx, t, 2*time.Minute, "Job once complete", func() bool {
 		got := &batchv1.Job{}
 		return member.Get(ctx, client.ObjectKeyFromObject(job), got) == nil && got.Status.Succeeded == 1
@@ -105,6 +109,59 @@ func TestFleetWorkloads(t *testing.T) {
 	}
 
 	stopLeavesNothing(t, f, pids, tmp)
+}
+
+// nodeLeasesRenewed: kwok holds a Lease in kube-node-lease for every
+// simulated node, as a kubelet does, and renews it (every quarter of its
+// duration), which is what keeps the nodes Ready under the node lifecycle
+// controller's default grace.
+func nodeLeasesRenewed(ctx context.Context, t *testing.T, member client.Client, nodes []corev1.Node) {
+	t.Helper()
+	renewed := func(name string) (time.Time, bool) {
+		l := &coordinationv1.Lease{}
+		if err := member.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: name}, l); err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}, false
+		}
+		if d := ptr.Deref(l.Spec.LeaseDurationSeconds, 0); d != nodeLeaseSeconds {
+			t.Fatalf("node %s's Lease lasts %d s; want %d", name, d, nodeLeaseSeconds)
+		}
+		return l.Spec.RenewTime.Time, true
+	}
+	first := map[string]time.Time{}
+	for _, n := range nodes {
+		waitFor(ctx, t, 30*time.Second, "a Lease for node "+n.Name+" in "+corev1.NamespaceNodeLease, func() bool {
+			at, ok := renewed(n.Name)
+			first[n.Name] = at
+			return ok
+		})
+	}
+	for _, n := range nodes {
+		waitFor(ctx, t, 3*nodeLeaseSeconds/4*time.Second, "node "+n.Name+"'s Lease renewed", func() bool {
+			at, ok := renewed(n.Name)
+			return ok && at.After(first[n.Name])
+		})
+	}
+}
+
+// readyAgainAfterNodeBlip: a pod marked not ready as the node lifecycle
+// controller marks the pods of a node it takes for dead (MarkPodsNotReady:
+// Ready False, every other condition as it was) is Ready again once kwok
+// plays it, as a kubelet that is back makes it.
+func readyAgainAfterNodeBlip(ctx context.Context, t *testing.T, member client.Client, p corev1.Pod) {
+	t.Helper()
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			p.Status.Conditions[i].Status = corev1.ConditionFalse
+			p.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+	}
+	if err := member.Status().Update(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, 30*time.Second, "pod "+p.Name+" Ready again after the node lifecycle controller marked it not ready", func() bool {
+		got := corev1.Pod{}
+		return member.Get(ctx, client.ObjectKeyFromObject(&p), &got) == nil && ready(got)
+	})
 }
 
 func workload(name, image, cpu string) *appsv1.Deployment {

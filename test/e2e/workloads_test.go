@@ -98,7 +98,7 @@ var _ = Describe("workloads in members", Ordered, func() {
 		}
 		Expect(onHub).To(BeEmpty(), "the hub's Deployment is a template: no ReplicaSet")
 
-		By("staying Available past the node monitor's grace: simulated nodes report about once a minute")
+		By("staying Available past the node monitor's grace: kwok renews the simulated nodes' Leases")
 		dyn, err := dynamic.NewForConfig(f.Member("member1").Config)
 		Expect(err).NotTo(HaveOccurred())
 		ready := framework.JSONPath("{.status.readyReplicas}")
