@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,25 +45,77 @@ type checker struct {
 	grace time.Duration
 }
 
-// valid is the span in which intents[i] counts as the user's latest
-// word for member: from when its write was sent until the next write
-// returned, plus grace. A member frozen (SIGSTOP) in that span may store
-// a request it received before the freeze only once it runs again, so
-// the span stretches to the end of such a freeze, plus grace.
-func (c *checker) valid(i int, member string) (from, to time.Time) {
-	from = c.intents[i].Sent
-	if i+1 >= len(c.intents) {
-		return from, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+// span is a time a stored version may have been written in.
+type span struct{ from, to time.Time }
+
+var forever = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// released are the spans in which intents[i] released its version of
+// template for member, and that version. intents[i] counts as the user's
+// latest word from when its write was sent until the next write returned;
+// within that, gates may open and close by the clock (a request coming
+// into force or lapsing), so it releases in the parts where its decision
+// at that instant does. A version the controllers were already applying
+// when a hold began (the next write, or a gate closing by itself) may
+// still land within grace after, and a member frozen (SIGSTOP) then stores
+// a request it received before the freeze only once it runs again, so a
+// span stretches to the end of such a freeze, plus grace.
+func (c *checker) released(i int, template, member string) (string, []span) {
+	in := c.intents[i]
+	end := forever
+	if i+1 < len(c.intents) {
+		end = c.intents[i+1].Done
 	}
-	to = c.intents[i+1].Done.Add(c.grace)
+	points := []time.Time{in.Sent}
+	for _, p := range in.State.gateChanges(c.grace) {
+		if p.After(in.Sent) && p.Before(end) {
+			points = append(points, p)
+		}
+	}
+	slices.SortFunc(points, time.Time.Compare)
+	version := ""
+	var out []span
+	open := false
+	for k, a := range points {
+		b := end
+		if k+1 < len(points) {
+			b = points[k+1]
+		}
+		v, ok := in.State.releasesAt(template, member, a, c.grace)
+		if !ok {
+			open = false
+			continue
+		}
+		version = v
+		if open {
+			out[len(out)-1].to = b
+		} else {
+			out = append(out, span{from: a, to: b})
+		}
+		open = true
+	}
+	for k := range out {
+		out[k].to = c.inFlight(member, out[k])
+	}
+	return version, out
+}
+
+// inFlight is until when a version released in sp may still be stored on
+// member: the end of sp plus grace, or the end of a freeze of member in
+// that time plus grace.
+func (c *checker) inFlight(member string, sp span) time.Time {
+	if !sp.to.Before(forever) {
+		return sp.to
+	}
+	to := sp.to.Add(c.grace)
 	for _, f := range c.faults {
-		if f.Kind == faultPauseMember && f.Member == member && !f.From.After(to) && !f.To.Before(from) {
+		if f.Kind == faultPauseMember && f.Member == member && !f.From.After(to) && !f.To.Before(sp.from) {
 			if end := f.To.Add(c.grace); end.After(to) {
 				to = end
 			}
 		}
 	}
-	return from, to
+	return to
 }
 
 // violation is a stored version no state the user wrote released in time.
@@ -77,14 +130,15 @@ type violation struct {
 // violation.
 func (c *checker) check(s stored) *violation {
 	from, to := s.window()
-	for i, in := range c.intents {
-		v, ok := in.State.releases(s.Template, s.Member)
-		if !ok || v != s.Version {
+	for i := range c.intents {
+		v, spans := c.released(i, s.Template, s.Member)
+		if v != s.Version {
 			continue
 		}
-		vf, vt := c.valid(i, s.Member)
-		if !vf.After(to) && !vt.Before(from) {
-			return nil
+		for _, sp := range spans {
+			if !sp.from.After(to) && !sp.to.Before(from) {
+				return nil
+			}
 		}
 	}
 	// Around: the writes of the few seconds before the store (the last
@@ -126,12 +180,21 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 	fmt.Fprintf(&b, "Intent timeline of %s around it (sent .. returned: decision per member; holds on %s):\n", s.Template, s.Member)
 	for _, i := range v.Around {
 		in := c.intents[i]
-		holds := strings.Join(in.State.holdsOf(s.Template, s.Member), ", ")
+		// Judged at the store when the intent counted then, else when
+		// it was sent.
+		at := in.Sent
+		if from.After(at) && (i+1 >= len(c.intents) || !from.After(c.intents[i+1].Done)) {
+			at = from
+		}
+		holds := strings.Join(in.State.holdsOf(s.Template, s.Member, at, c.grace), ", ")
 		if holds == "" {
 			holds = "none"
 		}
-		fmt.Fprintf(&b, "  step %3d %s .. %s %-40s latest %-26s %s | holds: %s\n", in.Step, rel(in.Sent), rel(in.Done), in.Op,
-			in.State.Templates[s.Template].Version, in.State.describe(s.Template, members), holds)
+		if g := in.State.describeGates(rel); g != "" {
+			holds += " | gates " + g
+		}
+		fmt.Fprintf(&b, "  step %3d %s .. %s %-40s latest %-26s at %s: %s | holds: %s\n", in.Step, rel(in.Sent), rel(in.Done), in.Op,
+			in.State.Templates[s.Template].Version, rel(at), in.State.describe(s.Template, members, at, c.grace), holds)
 	}
 	for _, f := range c.faults {
 		if !f.To.Before(from.Add(-10*time.Second)) && !f.From.After(to.Add(2*time.Second)) {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,6 +24,17 @@ type state struct {
 	// SuspendOn: clusters in spec.suspension.dispatchingOnClusters.
 	SuspendOn map[string]bool
 	Templates map[string]templateState
+	// PolicyGates: the gates the policy lists in gating.federator.dev/gates.
+	PolicyGates map[string]bool
+	// Gates: the Gates that exist in the namespace, by name (absent: no
+	// such Gate), with the requests their annotations carry.
+	Gates map[string]gateState
+	// DeletedSent and DeletedDone: when the deletion of the policy was
+	// sent and returned, while it is gone. The Works keep the gate
+	// decisions the binding controller last made before it saw the
+	// deletion, which it may make at any instant of that write, or within
+	// the grace after it from a lagging cache.
+	DeletedSent, DeletedDone time.Time
 	// Frozen is the state as it was when the policy was deleted, while it
 	// is gone: the Works keep the holds and the manifests they last had
 	// (docs/reliability.md: holds outlive the policy that set them), so the policy's
@@ -36,8 +49,91 @@ type templateState struct {
 	Clusters  map[string]bool
 }
 
+// gateState is one Gate as the user wrote it: default closed, spec.window,
+// and its request annotations.
+type gateState struct {
+	// Window is spec.window: how long a request is in force (0: until the
+	// next request).
+	Window time.Duration
+	// OpenAt and CloseAt are the times of the annotations
+	// open.gate.federator.dev/requestedAt and
+	// close.gate.federator.dev/requestedAt (zero: none).
+	OpenAt, CloseAt time.Time
+}
+
+// openAt is whether the gate is open at t, by pkg/gatestate's rule for a
+// gate with no schedules and default closed: the newest request timed at
+// or before t (close on a tie) is in force until spec.window after it;
+// otherwise the gate is closed. The request the gate's status says was
+// applied never differs from the newest annotation here: every request the
+// run writes is timed now, after anything applied (write waits out a
+// flip-back about to come into force rather than cancel it).
+func (g gateState) openAt(t time.Time) bool {
+	var req time.Time
+	open, found := false, false
+	if !g.OpenAt.IsZero() && !g.OpenAt.After(t) {
+		req, open, found = g.OpenAt, true, true
+	}
+	if !g.CloseAt.IsZero() && !g.CloseAt.After(t) && (!found || !g.CloseAt.Before(req)) {
+		req, open, found = g.CloseAt, false, true
+	}
+	if !found || g.Window > 0 && !t.Before(req.Add(g.Window)) {
+		return false
+	}
+	return open
+}
+
+// openDuring is whether the gate is open at some instant of [from, to].
+func (g gateState) openDuring(from, to time.Time) bool {
+	if g.openAt(from) {
+		return true
+	}
+	for _, c := range g.changes() {
+		if c.After(from) && !c.After(to) && g.openAt(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// changes are the instants at which the gate may open or close by itself.
+func (g gateState) changes() []time.Time {
+	var out []time.Time
+	for _, at := range []time.Time{g.OpenAt, g.CloseAt} {
+		if at.IsZero() {
+			continue
+		}
+		out = append(out, at)
+		if g.Window > 0 {
+			out = append(out, at.Add(g.Window))
+		}
+	}
+	return out
+}
+
+// request is what `federator gate open|close NAME [--for D]` writes at now
+// (cmd/federator/cli/gate.go): the request timed now; with --for the
+// opposite request D later, so the gate flips back then; without, a
+// pending opposite request (timed after now) is cancelled.
+func (g gateState) request(open bool, now time.Time, d time.Duration) gateState {
+	this, opposite := &g.OpenAt, &g.CloseAt
+	if !open {
+		this, opposite = &g.CloseAt, &g.OpenAt
+	}
+	*this = now
+	switch {
+	case d > 0:
+		*opposite = now.Add(d)
+	case opposite.After(now):
+		*opposite = time.Time{}
+	}
+	return g
+}
+
 func (s state) clone() state {
 	c := s
+	c.PolicyGates = maps.Clone(s.PolicyGates)
+	c.Gates = maps.Clone(s.Gates)
 	c.PolicyClusters = maps.Clone(s.PolicyClusters)
 	c.SuspendOn = maps.Clone(s.SuspendOn)
 	c.Templates = map[string]templateState{}
@@ -48,66 +144,56 @@ func (s state) clone() state {
 	return c
 }
 
-// releases reports whether s releases template's version for member, and
-// which version that is ("" when held).
-func (s state) releases(template, member string) (string, bool) {
-	t := s.Templates[template]
+// releasesAt reports whether s releases template's version for member at
+// t, and which version that is ("" when held). Only gates make the answer
+// depend on t; grace is how long after a deleted policy's write a lagging
+// cache may still have judged its gates (see DeletedSent).
+func (s state) releasesAt(template, member string, t time.Time, grace time.Duration) (string, bool) {
+	holds, v := s.decide(template, member, t, grace)
+	return v, len(holds) == 0
+}
+
+// decide lists what holds template on member in s at t, for a person, and
+// the version s has for it.
+func (s state) decide(template, member string, t time.Time, grace time.Duration) ([]string, string) {
+	var out []string
+	tpl := s.Templates[template]
 	// The template's own holds are the user's latest word even while no
 	// policy claims the template.
-	if t.Suspended || t.Clusters[member] {
-		return "", false
-	}
-	policy := s
-	if !s.PolicyExists {
-		if s.Frozen == nil {
-			return "", false
-		}
-		policy = *s.Frozen
-		t = s.Frozen.Templates[template]
-		if t.Suspended || t.Clusters[member] {
-			return "", false
-		}
-	}
-	if policy.PolicySuspended || policy.PolicyClusters[member] || policy.SuspendAll || policy.SuspendOn[member] {
-		return "", false
-	}
-	return t.Version, true
-}
-
-// describe is the decision of s for template on every member, for a
-// person: "member1=v3 member2=held".
-func (s state) describe(template string, members []string) string {
-	out := ""
-	for i, m := range members {
-		if i > 0 {
-			out += " "
-		}
-		if v, ok := s.releases(template, m); ok {
-			out += m + "=" + v
-		} else {
-			out += m + "=held"
-		}
-	}
-	return out
-}
-
-// holdsOf lists what holds template on member in s, for a person.
-func (s state) holdsOf(template, member string) []string {
-	var out []string
-	t := s.Templates[template]
-	if t.Suspended {
+	if tpl.Suspended {
 		out = append(out, "template suspended")
 	}
-	if t.Clusters[member] {
+	if tpl.Clusters[member] {
 		out = append(out, "template suspends "+member)
 	}
 	p := s
+	gateOpen := func(name string) (bool, bool) {
+		g, ok := s.Gates[name]
+		return ok, ok && g.openAt(t)
+	}
 	if !s.PolicyExists {
-		out = append(out, "policy deleted (holds frozen)")
 		if s.Frozen == nil {
-			return out
+			return append(out, "policy deleted, with no state before it"), ""
 		}
 		p = *s.Frozen
+		ft := p.Templates[template]
+		tpl.Version = ft.Version
+		if ft.Suspended {
+			out = append(out, "template suspended when the policy was deleted")
+		}
+		if ft.Clusters[member] {
+			out = append(out, "template suspended "+member+" when the policy was deleted")
+		}
+		// The Works keep the gate decision last made before the
+		// controller saw the deletion; a gate opened just after the
+		// deletion may have been seen first.
+		lag := s.DeletedDone.Add(grace)
+		gateOpen = func(name string) (bool, bool) {
+			g, ok := p.Gates[name]
+			now, okNow := s.Gates[name]
+			found := ok || okNow && !t.After(lag)
+			return found, ok && g.openDuring(s.DeletedSent, lag) || okNow && !t.After(lag) && now.openAt(t)
+		}
 	}
 	if p.PolicySuspended {
 		out = append(out, "policy suspended")
@@ -121,8 +207,89 @@ func (s state) holdsOf(template, member string) []string {
 	if p.SuspendOn[member] {
 		out = append(out, "spec.suspension.dispatchingOnClusters has "+member)
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.PolicyGates)) {
+		switch found, open := gateOpen(name); {
+		case !found:
+			out = append(out, "gate "+name+" missing")
+		case !open:
+			out = append(out, "gate "+name+" closed")
+		}
+	}
 	slices.Sort(out)
+	return out, tpl.Version
+}
+
+// gateChanges are the instants at which s's decision may change by
+// itself: when a gate's request comes into force or lapses, and when the
+// lag after a deleted policy's write ends.
+func (s state) gateChanges(grace time.Duration) []time.Time {
+	var out []time.Time
+	for _, g := range s.Gates {
+		out = append(out, g.changes()...)
+	}
+	if s.Frozen != nil {
+		for _, g := range s.Frozen.Gates {
+			out = append(out, g.changes()...)
+		}
+		out = append(out, s.DeletedDone.Add(grace))
+	}
 	return out
+}
+
+// describe is the decision of s for template on every member at t, for a
+// person: "member1=v3 member2=held".
+func (s state) describe(template string, members []string, t time.Time, grace time.Duration) string {
+	out := ""
+	for i, m := range members {
+		if i > 0 {
+			out += " "
+		}
+		if v, ok := s.releasesAt(template, m, t, grace); ok {
+			out += m + "=" + v
+		} else {
+			out += m + "=held"
+		}
+	}
+	return out
+}
+
+// holdsOf lists what holds template on member in s at t, for a person.
+func (s state) holdsOf(template, member string, t time.Time, grace time.Duration) []string {
+	holds, _ := s.decide(template, member, t, grace)
+	if !s.PolicyExists {
+		holds = append(holds, "(policy deleted: its holds frozen)")
+	}
+	return holds
+}
+
+// describeGates says which gates s's policy lists and what each one's
+// requests are, times as rel gives them: "approval: open t+1.2s, close
+// t+4.2s".
+func (s state) describeGates(rel func(time.Time) string) string {
+	p := s
+	if !s.PolicyExists && s.Frozen != nil {
+		p = *s.Frozen
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(p.PolicyGates)) {
+		g, ok := s.Gates[name]
+		if !ok {
+			out = append(out, name+": missing")
+			continue
+		}
+		d := name + ":"
+		if !g.OpenAt.IsZero() {
+			d += " open " + rel(g.OpenAt)
+		}
+		if !g.CloseAt.IsZero() {
+			d += " close " + rel(g.CloseAt)
+		}
+		if g.Window > 0 {
+			d += fmt.Sprintf(" window %s", g.Window)
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, "; ")
 }
 
 // intent is one user write: when it was sent, when it returned, and the
