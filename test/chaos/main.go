@@ -8,7 +8,9 @@
 //   - writes a seeded random sequence of operations to two Deployments and
 //     a ConfigMap under one PropagationPolicy (new versions, suspension
 //     by every annotation and spec.suspension, the policy deleted and
-//     created again), 0–500 ms apart so they race the controllers;
+//     created again, Gates created closed, listed on the policy, opened
+//     and closed by request, often --for a few seconds so they lapse, and
+//     deleted), 0–500 ms apart so they race the controllers;
 //   - injects faults between operations: the controller SIGKILLed and
 //     restarted, a member API server frozen (SIGSTOP) for a few operations;
 //   - records every version every member stores (framework.Recorder,
@@ -32,6 +34,17 @@
 // manifests they last had (docs/reliability.md: holds outlive the policy), so the
 // policy's part of the decision and the version are those of the state
 // before the deletion; the template's own suspensions count throughout.
+//
+// Gates are judged by the clock (pkg/hold/gate.go): a gate the policy
+// lists holds every cluster unless it exists and its newest request timed
+// at or before that instant is an open one still within the gate's
+// spec.window; so within one state's span a gate may open (a close --for
+// flipping back) or lapse (an open --for, a window), and the state
+// releases only in the parts where it is open, each followed by the grace
+// (and a freeze's end) like the end of a span. While the policy is
+// deleted, its gates count as open if they were at any instant between
+// the deletion's write and the grace after it returned (the Works keep
+// the last decision the controller made before it saw the deletion).
 //
 // `make chaos [SEED=N] [STEPS=N]` runs it; a run prints its seed and a
 // violation prints the line that replays it. --self-test writes one
@@ -68,6 +81,7 @@ type options struct {
 	history   string
 	keepLog   string
 	faults    map[string]bool
+	gates     bool
 }
 
 // Exit codes: a violation (or no convergence) is 1; the run could not be
@@ -93,6 +107,8 @@ func main() {
 	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
 	faults := flag.String("faults", faultKillController+","+faultPauseMember,
 		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed")
+	flag.BoolVar(&o.gates, "gates", true,
+		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()
 	o.faults = map[string]bool{}
 	for _, f := range strings.Split(*faults, ",") {

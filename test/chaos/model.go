@@ -191,8 +191,8 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 		gateOpen = func(name string) (bool, bool) {
 			g, ok := p.Gates[name]
 			now, okNow := s.Gates[name]
-			found := ok || okNow && !t.After(lag)
-			return found, ok && g.openDuring(s.DeletedSent, lag) || okNow && !t.After(lag) && now.openAt(t)
+			found := ok || okNow && t.Before(lag)
+			return found, ok && g.openDuring(s.DeletedSent, lag) || okNow && t.Before(lag) && now.openAt(t)
 		}
 	}
 	if p.PolicySuspended {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand"
 	"slices"
+	"strings"
 	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	"github.com/federator-dev/federator/test/framework"
 )
 
@@ -33,6 +35,14 @@ const (
 // templates are the templates the run changes: two Deployments and a
 // ConfigMap, all claimed by one PropagationPolicy.
 var templates = []string{"web-a", "web-b", configMap}
+
+// gateNames are the Gates the run creates, lists on the policy, opens,
+// closes and deletes; gateWindow gives the spec.window a Gate is created
+// with, so a request written without --for lapses too.
+var (
+	gateNames  = []string{"approval", "windowed"}
+	gateWindow = map[string]time.Duration{"windowed": 4 * time.Second}
+)
 
 func isConfigMap(template string) bool { return template == configMap }
 
@@ -70,6 +80,12 @@ const (
 	opSuspendOn            = "spec.suspension.dispatchingOnClusters"
 	opDeletePolicy         = "delete-policy"
 	opRecreatePolicy       = "recreate-policy"
+	opGateCreate           = "gate-create"
+	opGateDelete           = "gate-delete"
+	opGateList             = "gate-list"
+	opGateUnlist           = "gate-unlist"
+	opGateOpen             = "gate-open"
+	opGateClose            = "gate-close"
 	faultKillController    = "kill-controller"
 	faultPauseMember       = "pause-member"
 	opSelfTestDirectMember = "self-test-direct-member-write"
@@ -82,6 +98,11 @@ type op struct {
 	Member   string
 	// Version is the new version of an opVersion.
 	Version string
+	// Gate names the Gate of a gate operation.
+	Gate string
+	// For is the --for of a gate open or close request: the gate flips
+	// back that long after (0: it does not).
+	For time.Duration
 	// Alias: a spec.suspension write in the suspension proposal's spelling
 	// (suspendDispatching, suspendDispatchingOnClusters), which the hub
 	// accepts beside Karmada's and must never prune into "no suspension".
@@ -99,6 +120,12 @@ func (o op) String() string {
 	if o.Version != "" {
 		s += " " + o.Version
 	}
+	if o.Gate != "" {
+		s += " " + o.Gate
+	}
+	if o.For > 0 {
+		s += " --for " + o.For.String()
+	}
 	if o.Alias {
 		s += " (proposal spelling)"
 	}
@@ -113,6 +140,9 @@ type generator struct {
 	seed    int64
 	members []string
 	version int
+	// gates: choose Gate operations too. Without, a seed chooses the
+	// operations it chose before Gates were added.
+	gates bool
 }
 
 func (g *generator) newVersion(template string) string {
@@ -126,10 +156,6 @@ func (g *generator) newVersion(template string) string {
 
 // next picks an operation valid in s and returns it with the state it leaves.
 func (g *generator) next(s state) (op, state) {
-	type choice struct {
-		kind   string
-		weight int
-	}
 	choices := []choice{{opVersion, 8}, {opTemplateSuspend, 3}, {opTemplateCluster, 2}}
 	if s.PolicyExists {
 		choices = append(choices, choice{opPolicySuspend, 3}, choice{opPolicyCluster, 2}, choice{opSuspendAll, 2},
@@ -137,20 +163,15 @@ func (g *generator) next(s state) (op, state) {
 	} else {
 		choices = append(choices, choice{opRecreatePolicy, 4})
 	}
-	total := 0
-	for _, c := range choices {
-		total += c.weight
+	if g.gates {
+		choices = append(choices, choice{opGate, 6})
 	}
-	pick := g.rng.Intn(total)
-	kind := choices[len(choices)-1].kind
-	for _, c := range choices {
-		if pick < c.weight {
-			kind = c.kind
-			break
-		}
-		pick -= c.weight
-	}
+	kind := pick(g.rng, choices)
 	o := op{Kind: kind}
+	if kind == opGate {
+		o = g.gateOp(s)
+		kind = o.Kind
+	}
 	n := s.clone()
 	switch kind {
 	case opVersion, opTemplateSuspend, opTemplateCluster:
@@ -168,6 +189,14 @@ func (g *generator) next(s state) (op, state) {
 	}
 	if kind == opSuspendAll || kind == opSuspendOn {
 		o.Alias = g.rng.Intn(2) == 0
+	}
+	// Mostly an open that lapses during the run, the interesting case:
+	// the gate holds again by the clock; sometimes one that lasts (until
+	// the next request, or the gate's spec.window). A close flips back
+	// open now and then.
+	switch {
+	case kind == opGateOpen && g.rng.Intn(3) > 0, kind == opGateClose && g.rng.Intn(4) == 0:
+		o.For = time.Duration(1+g.rng.Intn(6)) * time.Second
 	}
 	t := n.Templates[o.Template]
 	switch kind {
@@ -201,11 +230,71 @@ func (g *generator) next(s state) (op, state) {
 		n.PolicyExists, n.Frozen = false, &frozen
 	case opRecreatePolicy:
 		n.PolicyExists, n.Frozen = true, nil
+		n.DeletedSent, n.DeletedDone = time.Time{}, time.Time{}
+	case opGateCreate:
+		if n.Gates == nil {
+			n.Gates = map[string]gateState{}
+		}
+		n.Gates[o.Gate] = gateState{Window: gateWindow[o.Gate]}
+	case opGateDelete:
+		delete(n.Gates, o.Gate)
+	case opGateList, opGateUnlist:
+		n.PolicyGates = toggle(n.PolicyGates, o.Gate)
+		// opGateOpen and opGateClose: the request times are the write's
+		// (write fills them in).
 	}
 	if o.Template != "" {
 		n.Templates[o.Template] = t
 	}
 	return o, n
+}
+
+// opGate stands for the Gate operations when the kind is drawn; gateOp
+// chooses which.
+const opGate = "gate"
+
+type choice struct {
+	kind   string
+	weight int
+}
+
+// pick draws one kind of choices by weight.
+func pick(rng *rand.Rand, choices []choice) string {
+	total := 0
+	for _, c := range choices {
+		total += c.weight
+	}
+	n := rng.Intn(total)
+	for _, c := range choices {
+		if n < c.weight {
+			return c.kind
+		}
+		n -= c.weight
+	}
+	return choices[len(choices)-1].kind
+}
+
+// gateOp chooses a Gate and an operation valid for it in s: create it
+// (closed) when it does not exist, else open, close or delete it (a
+// missing gate a policy lists holds); list it on the policy or take it off.
+// The choice reads only what exists and what is listed, never whether a
+// gate is open now, which depends on the clock.
+func (g *generator) gateOp(s state) op {
+	name := gateNames[g.rng.Intn(len(gateNames))]
+	var choices []choice
+	if _, ok := s.Gates[name]; ok {
+		choices = append(choices, choice{opGateOpen, 4}, choice{opGateClose, 2}, choice{opGateDelete, 1})
+	} else {
+		choices = append(choices, choice{opGateCreate, 3})
+	}
+	if s.PolicyExists {
+		if s.PolicyGates[name] {
+			choices = append(choices, choice{opGateUnlist, 1})
+		} else {
+			choices = append(choices, choice{opGateList, 3})
+		}
+	}
+	return op{Kind: pick(g.rng, choices), Gate: name}
 }
 
 // liftable are the operations that would lift a hold in force in s, in
@@ -235,6 +324,14 @@ func liftable(s state) []op {
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.SuspendOn)) {
 		out = append(out, op{Kind: opSuspendOn, Member: m})
+	}
+	// A gate the policy lists is lifted by opening it (it may be open
+	// already: which depends on the clock) or by taking it off the list.
+	for _, name := range slices.Sorted(maps.Keys(s.PolicyGates)) {
+		if _, ok := s.Gates[name]; ok {
+			out = append(out, op{Kind: opGateOpen, Gate: name})
+		}
+		out = append(out, op{Kind: opGateUnlist, Gate: name})
 	}
 	return out
 }
@@ -278,10 +375,19 @@ func policyAnnotations(s state) map[string]string {
 	for m := range s.PolicyClusters {
 		a[policykeys.ClusterSuspendedAnnotationPrefix+m] = holdReason
 	}
+	if len(s.PolicyGates) > 0 {
+		a[gatingv1alpha1.GatesAnnotation] = gatesAnnotation(s)
+	}
 	if len(a) == 0 {
 		return nil
 	}
 	return a
+}
+
+// gatesAnnotation is the value of gating.federator.dev/gates as s lists
+// the gates.
+func gatesAnnotation(s state) string {
+	return strings.Join(slices.Sorted(maps.Keys(s.PolicyGates)), ",")
 }
 
 func suspensionFor(s state) *policyv1alpha1.Suspension {
@@ -309,9 +415,10 @@ func annotationPatch(key string, set bool) []byte {
 	return raw
 }
 
-// write sends o to the hub; next is the state it leaves. sent is when the
-// write that took effect was sent (a retried write moves it).
-func write(ctx context.Context, hub client.Client, o op, next state, members []string, sent *time.Time) error {
+// write sends o to the hub; next is the state it leaves (a gate request
+// fills in its times). sent is when the write that took effect was sent
+// (a retried write moves it).
+func write(ctx context.Context, hub client.Client, o op, next *state, members []string, sent *time.Time) error {
 	patch := func(obj client.Object, raw []byte) error {
 		return hub.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw))
 	}
@@ -331,6 +438,25 @@ func write(ctx context.Context, hub client.Client, o op, next state, members []s
 		return patch(pp, annotationPatch(policykeys.SuspendedAnnotation, next.PolicySuspended))
 	case opPolicyCluster:
 		return patch(pp, annotationPatch(policykeys.ClusterSuspendedAnnotationPrefix+o.Member, next.PolicyClusters[o.Member]))
+	case opGateList, opGateUnlist:
+		var v any
+		if len(next.PolicyGates) > 0 {
+			v = gatesAnnotation(*next)
+		}
+		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{gatingv1alpha1.GatesAnnotation: v}}})
+		return patch(pp, raw)
+	case opGateCreate:
+		gate := gateObject(o.Gate)
+		gate.Spec.Default = gatingv1alpha1.Closed
+		if w := next.Gates[o.Gate].Window; w > 0 {
+			gate.Spec.Window = &metav1.Duration{Duration: w}
+		}
+		*sent = time.Now()
+		return hub.Create(ctx, gate)
+	case opGateDelete:
+		return hub.Delete(ctx, gateObject(o.Gate))
+	case opGateOpen, opGateClose:
+		return requestGate(ctx, hub, o, next, sent)
 	case opSuspendAll, opSuspendOn:
 		// A merge patch keeps what it does not name: null removes.
 		var dispatching, on any
@@ -361,7 +487,7 @@ func write(ctx context.Context, hub client.Client, o op, next state, members []s
 		deadline := time.Now().Add(60 * time.Second)
 		for {
 			*sent = time.Now()
-			err := hub.Create(ctx, policyFor(next, members))
+			err := hub.Create(ctx, policyFor(*next, members))
 			if !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) {
 				return err
 			}
@@ -369,4 +495,46 @@ func write(ctx context.Context, hub client.Client, o op, next state, members []s
 		}
 	}
 	return fmt.Errorf("unknown operation %s", o.Kind)
+}
+
+// requestMargin: see requestGate.
+const requestMargin = 1500 * time.Millisecond
+
+func gateObject(name string) *gatingv1alpha1.Gate {
+	return &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+}
+
+// requestGate writes what `federator gate open|close NAME [--for D]`
+// writes (gateState.request), timed when it is sent, and puts those times
+// into next. A request about to come into force (within requestMargin) is
+// waited out rather than overwritten or cancelled: the gate controller may
+// record it as applied while the write is on its way, and an applied
+// request newer than every annotation stays in force (pkg/gatestate),
+// which the model does not follow.
+func requestGate(ctx context.Context, hub client.Client, o op, next *state, sent *time.Time) error {
+	open := o.Kind == opGateOpen
+	g := next.Gates[o.Gate]
+	for _, at := range []time.Time{g.OpenAt, g.CloseAt} {
+		if wait := time.Until(at); wait > 0 && wait < requestMargin {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait + 100*time.Millisecond):
+			}
+		}
+	}
+	now := time.Now().UTC()
+	*sent = now
+	g = g.request(open, now, o.For)
+	next.Gates = maps.Clone(next.Gates)
+	next.Gates[o.Gate] = g
+	stamp := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t.Format(time.RFC3339Nano)
+	}
+	raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		gatingv1alpha1.OpenRequestAnnotation: stamp(g.OpenAt), gatingv1alpha1.CloseRequestAnnotation: stamp(g.CloseAt)}}})
+	return hub.Patch(ctx, gateObject(o.Gate), client.RawPatch(types.MergePatchType, raw))
 }

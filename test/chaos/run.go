@@ -177,7 +177,7 @@ func (r *chaosRun) current() state {
 }
 
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
-	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names}
+	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates}
 	r.began = time.Now()
 
 	// Setup: the namespace, the templates at their first version, the
@@ -241,10 +241,14 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		}
 		o, next := g.next(r.current())
 		sent := time.Now()
-		if err := write(ctx, r.hub, o, next, r.names, &sent); err != nil {
+		if err := write(ctx, r.hub, o, &next, r.names, &sent); err != nil {
 			return nil, fmt.Errorf("step %d, %s: %w", step, o, err)
 		}
-		r.record(step, o.String(), sent, time.Now(), next)
+		done := time.Now()
+		if o.Kind == opDeletePolicy {
+			next.DeletedSent, next.DeletedDone = sent, done
+		}
+		r.record(step, o.String(), sent, done, next)
 		r.ops[o.Kind]++
 		pause := time.Duration(g.rng.Intn(500)) * time.Millisecond
 		select {
@@ -278,7 +282,7 @@ func (r *chaosRun) resumeEverything(ctx context.Context) error {
 		n := r.current().clone()
 		change(&n)
 		sent := time.Now()
-		if err := write(ctx, r.hub, o, n, r.names, &sent); err != nil {
+		if err := write(ctx, r.hub, o, &n, r.names, &sent); err != nil {
 			return fmt.Errorf("final resume, %s: %w", o, err)
 		}
 		r.record(step, "final "+o.String(), sent, time.Now(), n)
@@ -299,6 +303,11 @@ func (r *chaosRun) resumeEverything(ctx context.Context) error {
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.PolicyClusters)) {
 		if err := do(op{Kind: opPolicyCluster, Member: m}, func(n *state) { n.PolicyClusters = toggle(n.PolicyClusters, m) }); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.PolicyGates)) {
+		if err := do(op{Kind: opGateUnlist, Gate: name}, func(n *state) { n.PolicyGates = toggle(n.PolicyGates, name) }); err != nil {
 			return err
 		}
 	}
@@ -499,6 +508,9 @@ func (r *chaosRun) verdict(res *result) int {
 	var args []string
 	if r.o.selfTest {
 		args = append(args, "--self-test")
+	}
+	if !r.o.gates {
+		args = append(args, "--gates=false")
 	}
 	if len(r.o.faults) < 2 {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(r.o.faults)), ","))
