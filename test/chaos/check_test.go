@@ -5,9 +5,36 @@ import (
 	"time"
 )
 
+var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// storeCase is a version stored on a member and whether the checker must
+// report it.
+type storeCase struct {
+	name      string
+	store     stored
+	violation bool
+}
+
+// judge checks each case's store of template against c.
+func judge(t *testing.T, c *checker, template string, cases []storeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.store.Template = template
+			v := c.check(tc.store)
+			if (v != nil) != tc.violation {
+				t.Fatalf("violation = %v, want %v", v != nil, tc.violation)
+			}
+			if v != nil && len(v.Around) == 0 {
+				t.Fatalf("the violation's report shows no writes around it")
+			}
+		})
+	}
+}
+
 func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	released := initialState(map[string]string{"web": "v1"})
 	withVersion := func(s state, v string) state {
 		s = s.clone()
@@ -39,11 +66,7 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 	faults := []fault{{Kind: faultPauseMember, Member: "member2", From: at(11000), To: at(30000)}}
 	c := &checker{intents: history, faults: faults, grace: 2 * time.Second}
 
-	cases := []struct {
-		name      string
-		store     stored
-		violation bool
-	}{
+	judge(t, c, "web", []storeCase{
 		{"the first version, stored while released", stored{Member: "member1", Version: "v1", Written: at(0), Observed: at(500)}, false},
 		{"the released version stored within the grace after a hold returned (in flight)",
 			stored{Member: "member1", Version: "v1", Written: at(2000), Observed: at(2900)}, false},
@@ -59,19 +82,7 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 		{"another member storing long after the hold", stored{Member: "member3", Version: "v2", Written: at(30000), Observed: at(30100)}, true},
 		{"a store observed before its managedFields second ends is judged by the second",
 			stored{Member: "member3", Version: "v2", Written: at(9000), Observed: at(10050)}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.store.Template = "web"
-			v := c.check(tc.store)
-			if (v != nil) != tc.violation {
-				t.Fatalf("violation = %v, want %v", v != nil, tc.violation)
-			}
-			if v != nil && len(v.Around) == 0 {
-				t.Fatalf("the violation's report shows no writes around it")
-			}
-		})
-	}
+	})
 
 	t.Run("a deleted policy keeps the holds it had; the template's own hold still counts", func(t *testing.T) {
 		h := []intent{
@@ -80,11 +91,9 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 			{Step: 2, Sent: at(2000), Done: at(2010), State: templateSuspended(deleted(released))},
 		}
 		c := &checker{intents: h, grace: 2 * time.Second}
-		if v := c.check(stored{Template: "web", Member: "member1", Version: "v1", Written: at(1500), Observed: at(1600)}); v != nil {
-			t.Fatalf("v1 stored while the deleted policy's last decision released it: reported")
-		}
-		if v := c.check(stored{Template: "web", Member: "member1", Version: "v1", Written: at(9000), Observed: at(9100)}); v == nil {
-			t.Fatalf("v1 stored long after the template was suspended: not reported")
-		}
+		judge(t, c, "web", []storeCase{
+			{"v1 while the deleted policy's last decision released it", stored{Member: "member1", Version: "v1", Written: at(1500), Observed: at(1600)}, false},
+			{"v1 long after the template was suspended", stored{Member: "member1", Version: "v1", Written: at(9000), Observed: at(9100)}, true},
+		})
 	})
 }
