@@ -94,7 +94,12 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	}
 	slices.Sort(r.names)
 	r.ctrl = &controller{binary: o.federator, kubeconfig: r.fleet.Hub.KubeconfigPath, logPath: filepath.Join(dir, "federator.log"),
-		args: []string{"--v=1", "--metrics-bind-address=0", "--webhook-bind-address=0", "--cluster-status-interval=1s"}}
+		// Short leases: a SIGKILLed leader keeps its Lease until it
+		// expires, and with the default 15 s the next controller led
+		// nothing for that long, so the operations in between met no
+		// controller at all. Leader election stays on, as in production.
+		args: []string{"--v=1", "--metrics-bind-address=0", "--webhook-bind-address=0", "--cluster-status-interval=1s",
+			"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}}
 	if err := r.ctrl.start(); err != nil {
 		return nil, err
 	}
