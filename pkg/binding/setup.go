@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -26,6 +28,7 @@ import (
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
+	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
@@ -37,6 +40,10 @@ type Options struct {
 	Workers int
 	// MaxDeletionDelay caps federator.dev/deletion-delay (0: no cap).
 	MaxDeletionDelay time.Duration
+	// FirstPass, when set, is told of every binding reconciled and of the
+	// bindings present when this replica began to lead: the dispatcher
+	// waits for it (internal/firstpass).
+	FirstPass *firstpass.Signal
 }
 
 // PolicyIndex indexes bindings by the policy that claims their template:
@@ -59,6 +66,29 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	if err := indexWorks(mgr); err != nil {
 		return err
 	}
+	if o.FirstPass != nil {
+		// On the leader only (a runnable is leader-elected unless it says
+		// otherwise): the bindings present once the caches have synced.
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			if !mgr.GetCache().WaitForCacheSync(ctx) {
+				return nil
+			}
+			var keys []string
+			for _, clusterScoped := range []bool{false, true} {
+				list := bindingList(clusterScoped)
+				if err := mgr.GetClient().List(ctx, list); err != nil {
+					return fmt.Errorf("listing the bindings the dispatcher waits for: %w", err)
+				}
+				for _, b := range items(list) {
+					keys = append(keys, firstPassKey(clusterScoped, client.ObjectKeyFromObject(b)))
+				}
+			}
+			o.FirstPass.Listed(keys)
+			return nil
+		})); err != nil {
+			return err
+		}
+	}
 	for _, clusterScoped := range []bool{false, true} {
 		var obj client.Object = &workv1alpha2.ResourceBinding{}
 		name := "resourcebinding"
@@ -78,7 +108,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			return err
 		}
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
-			Recorder: mgr.GetEventRecorderFor("binding-controller")}
+			FirstPass: o.FirstPass,
+			Recorder:  mgr.GetEventRecorderFor("binding-controller")}
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
@@ -109,6 +140,14 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}
 	}
 	return nil
+}
+
+// firstPassKey names a binding for internal/firstpass.
+func firstPassKey(clusterScoped bool, key client.ObjectKey) string {
+	if clusterScoped {
+		return "ClusterResourceBinding/" + key.String()
+	}
+	return "ResourceBinding/" + key.String()
 }
 
 // self maps a binding to its own request.

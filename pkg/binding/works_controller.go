@@ -38,6 +38,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
@@ -66,6 +67,9 @@ type Reconciler struct {
 	Override overrides.Func
 	// Clock judges gates (gates.go); the wall clock when nil.
 	Clock clock.PassiveClock
+	// FirstPass, when set, is told of every binding reconciled
+	// (internal/firstpass).
+	FirstPass *firstpass.Signal
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -75,6 +79,9 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	result, outcome, err := r.reconcile(ctx, req)
+	// Decided once, whatever the outcome: a binding that keeps failing
+	// says so itself and does not hold the others back.
+	r.FirstPass.Reconciled(firstPassKey(r.ClusterScoped, req.NamespacedName))
 	result, err = retry.Quietly(result, err)
 	if outcome != "" {
 		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "duration", time.Since(start).Round(time.Millisecond).String())

@@ -35,6 +35,8 @@ import (
 type clusterReconciler struct {
 	mgr     ctrl.Manager
 	members *Members
+	// firstPass: Options.FirstPass.
+	firstPass <-chan struct{}
 
 	started chan struct{} // closed once ctx is set
 
@@ -135,7 +137,7 @@ func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
 	if r.running[cluster] != nil || r.ctx.Err() != nil {
 		return nil
 	}
-	m, err := startMember(r.ctx, r.mgr, r.members, cluster)
+	m, err := startMember(r.ctx, r.mgr, r.members, cluster, r.firstPass)
 	if err != nil {
 		return fmt.Errorf("cluster %s: starting its Work controller: %w", cluster, err)
 	}
@@ -220,6 +222,10 @@ func awaitsFinalizer(o client.Object) bool {
 type Options struct {
 	// Members hands out each member's client and credentials.
 	Members *Members
+	// FirstPass, when set, is closed once the binding controller has
+	// decided every binding once since this replica began to lead; Works
+	// are applied only after it (internal/firstpass).
+	FirstPass <-chan struct{}
 }
 
 // SetupWithManager registers the dispatcher: one Work controller per member
@@ -227,7 +233,7 @@ type Options struct {
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	members := o.Members
 	r := &clusterReconciler{mgr: mgr, members: members, started: make(chan struct{}), running: map[string]*member{},
-		setUp: map[string]bool{}}
+		setUp: map[string]bool{}, firstPass: o.FirstPass}
 	if err := mgr.Add(r); err != nil {
 		return err
 	}

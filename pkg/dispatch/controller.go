@@ -37,6 +37,10 @@ type WorkReconciler struct {
 	Cluster   string
 	// Clock starts deletion countdowns; the real clock when nil.
 	Clock clock.PassiveClock
+	// FirstPass, when set, is closed once the binding controller has
+	// decided every binding once since this replica began to lead
+	// (internal/firstpass): nothing is applied before.
+	FirstPass <-chan struct{}
 	// watch, when set, makes the member's objects of a kind watched.
 	watch *memberWatch
 	// memberWrites, when set, bounds the writes in flight to the member
@@ -47,6 +51,15 @@ type WorkReconciler struct {
 // Reconcile reads the Work, honours its hold, applies or deletes its
 // manifests in the member, and writes the Work's status once, at the end.
 func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.FirstPass != nil {
+		// A Work a previous leader left may be behind its template and
+		// its holds: it waits until the binding controller decided it again.
+		select {
+		case <-r.FirstPass:
+		case <-ctx.Done():
+			return ctrl.Result{}, nil
+		}
+	}
 	start := time.Now()
 	result, outcome, err := r.reconcile(ctx, req)
 	if retry.CacheBehind(err) {

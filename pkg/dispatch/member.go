@@ -32,10 +32,10 @@ type member struct {
 
 // startMember starts the Work controller of one member under ctx. The
 // controller is not the manager's: the member's stop ends it for good.
-func startMember(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string) (*member, error) {
+func startMember(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, firstPass <-chan struct{}) (*member, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	watch := newMemberWatch(ctx, members, cluster)
-	c, err := newMemberController(ctx, mgr, members, cluster, watch)
+	c, err := newMemberController(ctx, mgr, members, cluster, watch, firstPass)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -63,9 +63,11 @@ const memberWorkers = 4 * MemberWrites
 // newMemberController builds the Work controller of one member: its own
 // queue, workers and retry backoff, watching only that member's execution
 // namespace and its Cluster.
-func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, watch *memberWatch) (controller.Controller, error) {
+func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, watch *memberWatch,
+	firstPass <-chan struct{}) (controller.Controller, error) {
 	r := &WorkReconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Members: members, Cluster: cluster, watch: watch,
-		Recorder: mgr.GetEventRecorderFor("execution-controller"), memberWrites: make(chan struct{}, MemberWrites)}
+		FirstPass: firstPass,
+		Recorder:  mgr.GetEventRecorderFor("execution-controller"), memberWrites: make(chan struct{}, MemberWrites)}
 	options := controller.Options{
 		Reconciler:              r,
 		Logger:                  mgr.GetLogger(),

@@ -7,6 +7,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
@@ -29,6 +30,9 @@ type deps struct {
 	memberConfig clusterstatus.ConfigFunc
 	// noPolicyStatus: the hub's policy CRDs serve no status (Install).
 	noPolicyStatus bool
+	// firstPass: the binding controller's first pass, which the
+	// dispatcher waits for; nil when the binding controller is off.
+	firstPass *firstpass.Signal
 }
 
 // Controller is one controller the hub runs, by the name --controllers
@@ -49,7 +53,8 @@ var Controllers = []Controller{
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay})
+			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay,
+				FirstPass: d.firstPass})
 		}},
 	{Name: "bindingStatus", What: "Work status → binding and template status",
 		setup: func(mgr ctrl.Manager, d deps) error {
@@ -57,7 +62,11 @@ var Controllers = []Controller{
 		}},
 	{Name: "execution", What: "Work → member cluster (pkg/dispatch)",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members})
+			var firstPass <-chan struct{}
+			if d.firstPass != nil {
+				firstPass = d.firstPass.Done()
+			}
+			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass})
 		}},
 	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
 		setup: func(mgr ctrl.Manager, d deps) error {

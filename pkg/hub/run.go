@@ -24,6 +24,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
@@ -177,6 +178,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		return err
 	}
 	d := deps{options: o, members: members, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus()}
+	if enabled["binding"] {
+		d.firstPass = firstpass.New()
+	}
 	for _, c := range Controllers {
 		if !enabled[c.Name] {
 			ctrl.Log.Info("controller disabled by --controllers", "controller", c.Name)

@@ -1,0 +1,46 @@
+package firstpass
+
+import "testing"
+
+func closed(s *Signal) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+func TestSignal(t *testing.T) {
+	s := New()
+	s.Reconciled("rb/a") // reconciled before the list came
+	if closed(s) {
+		t.Fatal("done before the bindings were listed")
+	}
+	s.Listed([]string{"rb/a", "rb/b", "crb/c"})
+	if closed(s) {
+		t.Fatal("done with rb/b and crb/c not reconciled")
+	}
+	s.Reconciled("rb/b")
+	s.Reconciled("rb/new") // came after the list: not waited for
+	if closed(s) {
+		t.Fatal("done with crb/c not reconciled")
+	}
+	s.Reconciled("crb/c")
+	if !closed(s) {
+		t.Fatal("not done after every listed binding was reconciled")
+	}
+	s.Reconciled("crb/c") // again: no panic on a closed signal
+}
+
+func TestNoBindings(t *testing.T) {
+	s := New()
+	s.Listed(nil)
+	if !closed(s) {
+		t.Fatal("a hub with no binding is done at once")
+	}
+	var none *Signal
+	if !closed(none) {
+		t.Fatal("no signal (no binding controller) is done")
+	}
+}
