@@ -138,7 +138,7 @@ soak: binaries
 
 # Karmada's own e2e suite (its focus on suspension, propagation, priority
 # and overrides) on a fresh hub and on one with Karmada's CRDs: a contract.
-test: vet unit e2e karmada-e2e soak
+test: vet unit e2e karmada-e2e soak chaos-short
 
 # Benchmarks of the hot pure paths (placement, policy matching, manifests,
 # Work and member write decisions). They print figures, they assert no timing.
@@ -187,7 +187,7 @@ bench-scale: binaries
 # and every member must converge after a final resume. Prints its seed;
 # SEED=N replays the same operations and faults in the same order (their
 # timing against the controllers varies, so a race may take a few
-# replays). Not part of `make test`. CHAOS_ARGS: more flags (--self-test,
+# replays). `make test` runs a short one (chaos-short). CHAOS_ARGS: more flags (--self-test,
 # --faults=pause-member to leave the kills out, --grace 2s, --history FILE,
 # --controller-log FILE).
 SEED ?= 0
@@ -196,6 +196,16 @@ CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: build
 	go run ./test/chaos --seed $(SEED) --steps $(STEPS) $(CHAOS_ARGS)
+
+# The checker's short run, part of `make test`: fixed seeds, a few dozen
+# operations each, every fault (controller kills with two replicas, member
+# freezes, hub and member etcd restarts); about a minute per seed. A
+# violation fails it and prints the line that replays it.
+CHAOS_SHORT_SEEDS ?= 7 31
+CHAOS_SHORT_STEPS ?= 50
+.PHONY: chaos-short
+chaos-short: build binaries
+	for s in $(CHAOS_SHORT_SEEDS); do go run ./test/chaos --seed $$s --steps $(CHAOS_SHORT_STEPS) || exit 1; done
 
 # Start a local fleet (hub + 3 members) with the sample staged rollout
 # applied, and the dashboard (port 0: a free port, printed; several fleets

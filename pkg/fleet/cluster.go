@@ -59,6 +59,7 @@ type Cluster struct {
 
 	mu               sync.Mutex // serialises StopAPIServer, StartAPIServer and stop
 	apiServerRunning bool
+	etcdStopped      bool // by StopEtcd
 	stopped          bool
 }
 
@@ -247,6 +248,45 @@ func (c *Cluster) StartAPIServer() error {
 		return fmt.Errorf("fleet: restarting %s's kube-apiserver: %w%s", c.Name, err, logTail(c.apiServerLogPath))
 	}
 	c.apiServerRunning = true
+	return nil
+}
+
+// StopEtcd stops only the cluster's etcd, as a crashed etcd does; its data
+// stays on disk and the API server keeps running (its requests fail until
+// StartEtcd).
+func (c *Cluster) StopEtcd() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return fmt.Errorf("fleet: %s is stopped", c.Name)
+	}
+	if c.etcdStopped {
+		return nil
+	}
+	if err := c.env.ControlPlane.Etcd.Stop(); err != nil {
+		return fmt.Errorf("fleet: stopping %s's etcd: %w", c.Name, err)
+	}
+	c.etcdStopped = true
+	return nil
+}
+
+// StartEtcd starts the cluster's etcd again after StopEtcd, on the same
+// address with the same data, so the API server reconnects to it. It
+// returns once etcd is healthy.
+func (c *Cluster) StartEtcd() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return fmt.Errorf("fleet: %s is stopped", c.Name)
+	}
+	if !c.etcdStopped {
+		// envtest would start a second process and lose track of the first.
+		return nil
+	}
+	if err := c.env.ControlPlane.Etcd.Start(); err != nil {
+		return fmt.Errorf("fleet: restarting %s's etcd: %w", c.Name, err)
+	}
+	c.etcdStopped = false
 	return nil
 }
 

@@ -101,15 +101,16 @@ func (c *checker) released(i int, template, member string) (string, []span) {
 }
 
 // inFlight is until when a version released in sp may still be stored on
-// member: the end of sp plus grace, or the end of a freeze of member in
-// that time plus grace.
+// member: the end of sp plus grace, or the end of a freeze or an etcd
+// restart of member in that time plus grace (a write the API server took
+// before is stored only once etcd is back).
 func (c *checker) inFlight(member string, sp span) time.Time {
 	if !sp.to.Before(forever) {
 		return sp.to
 	}
 	to := sp.to.Add(c.grace)
 	for _, f := range c.faults {
-		if f.Kind == faultPauseMember && f.Member == member && !f.From.After(to) && !f.To.Before(sp.from) {
+		if (f.Kind == faultPauseMember || f.Kind == faultRestartEtcd) && f.Member == member && !f.From.After(to) && !f.To.Before(sp.from) {
 			if end := f.To.Add(c.grace); end.After(to) {
 				to = end
 			}

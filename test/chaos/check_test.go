@@ -63,7 +63,9 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 		{Step: 3, Op: "resume but member1", Sent: at(10000), Done: at(10010), State: clusterHeld(withVersion(released, "v2"), "member1")},
 		{Step: 4, Op: "suspend", Sent: at(12000), Done: at(12010), State: suspended(clusterHeld(withVersion(released, "v2"), "member1"))},
 	}
-	faults := []fault{{Kind: faultPauseMember, Member: "member2", From: at(11000), To: at(30000)}}
+	faults := []fault{{Kind: faultPauseMember, Member: "member2", From: at(11000), To: at(30000)},
+		{Kind: faultRestartEtcd, Member: "member3", From: at(11500), To: at(20000)},
+		{Kind: faultKillController, Member: "replica-1", From: at(11000), To: at(25000)}}
 	c := &checker{intents: history, faults: faults, grace: 2 * time.Second}
 
 	judge(t, c, "web", []storeCase{
@@ -79,7 +81,12 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 		{"a version no one wrote", stored{Member: "member3", Version: "v-never", Written: at(10000), Observed: at(10300)}, true},
 		{"a frozen member storing, once it runs again, what was released before the freeze",
 			stored{Member: "member2", Version: "v2", Written: at(30000), Observed: at(30100)}, false},
-		{"another member storing long after the hold", stored{Member: "member3", Version: "v2", Written: at(30000), Observed: at(30100)}, true},
+		{"another member storing long after the hold (a controller kill stretches nothing)",
+			stored{Member: "member3", Version: "v2", Written: at(30000), Observed: at(30100)}, true},
+		{"a member whose etcd restarted storing, once etcd is back, what its API server took before",
+			stored{Member: "member3", Version: "v2", Written: at(21000), Observed: at(21100)}, false},
+		{"a member whose etcd restarted storing after the restart's grace",
+			stored{Member: "member3", Version: "v2", Written: at(23000), Observed: at(23100)}, true},
 		{"a store observed before its managedFields second ends is judged by the second",
 			stored{Member: "member3", Version: "v2", Written: at(9000), Observed: at(10050)}, false},
 	})

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -13,10 +15,12 @@ import (
 // runningLine is what `federator controller` prints once its controllers run.
 const runningLine = "controllers running against"
 
-// controller is bin/federator controller, run as its own process in its
-// own process group (a Ctrl-C at the terminal reaches this program, which
-// stops it), restarted after every kill; every run appends to one log.
+// controller is one replica of bin/federator controller, run as its own
+// process in its own process group (a Ctrl-C at the terminal reaches this
+// program, which stops it), restarted after every kill; every run of it
+// appends to its own log.
 type controller struct {
+	name       string // replica-1, replica-2, ...
 	binary     string
 	kubeconfig string
 	logPath    string
@@ -89,4 +93,76 @@ func (c *controller) kill() {
 	}
 	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	<-c.exited
+}
+
+// replicas are the controller's replicas, as a Deployment of two runs
+// them: each takes part in leader election, so one leads and the others
+// stand by; a killed or exited one is started again, as a kubelet would.
+type replicas []*controller
+
+func newReplicas(n int, binary, kubeconfig, dir string, args []string) replicas {
+	rs := make(replicas, n)
+	for i := range rs {
+		name := fmt.Sprintf("replica-%d", i+1)
+		rs[i] = &controller{name: name, binary: binary, kubeconfig: kubeconfig,
+			logPath: filepath.Join(dir, "federator-"+name+".log"), args: args}
+	}
+	return rs
+}
+
+// startAll starts every replica and waits until one leads: the first
+// starts alone, so it takes the Lease, and the others then stand by.
+func (rs replicas) startAll(ctx context.Context) error {
+	if err := rs[0].start(); err != nil {
+		return err
+	}
+	if err := rs[0].waitRunning(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	for _, c := range rs[1:] {
+		if err := c.start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restartExited starts again every replica that has exited by itself (a
+// leader that could not renew its Lease, while the hub was down, exits),
+// and returns their names.
+func (rs replicas) restartExited() ([]string, error) {
+	var names []string
+	for _, c := range rs {
+		if c.cmd != nil && !c.running() {
+			if err := c.start(); err != nil {
+				return names, err
+			}
+			names = append(names, c.name)
+		}
+	}
+	return names, nil
+}
+
+func (rs replicas) killAll() {
+	for _, c := range rs {
+		c.kill()
+	}
+}
+
+// logs reads every replica's log, each line prefixed with the replica's
+// name, replica after replica.
+func (rs replicas) logs() []string {
+	var lines []string
+	for _, c := range rs {
+		raw, err := os.ReadFile(c.logPath)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+			if l != "" {
+				lines = append(lines, c.name+": "+l)
+			}
+		}
+	}
+	return lines
 }

@@ -60,6 +60,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -82,7 +83,15 @@ type options struct {
 	keepLog   string
 	faults    map[string]bool
 	gates     bool
+	replicas  int
 }
+
+// defaultReplicas is how many replicas of the controller a run starts: two,
+// as the install manifests run, so a kill meets a standby.
+const defaultReplicas = 2
+
+// allFaults are the faults a run injects unless --faults says otherwise.
+var allFaults = []string{faultKillController, faultPauseMember, faultRestartHub, faultRestartEtcd}
 
 // Exit codes: a violation (or no convergence) is 1; the run could not be
 // made or judged (the fleet did not start, a write failed) is 2.
@@ -105,21 +114,28 @@ func main() {
 	flag.StringVar(&o.history, "history", "",
 		"write the run's history here as JSON (user writes with the state each left, faults, stored versions), for a closer look")
 	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
-	faults := flag.String("faults", faultKillController+","+faultPauseMember,
+	faults := flag.String("faults", strings.Join(allFaults, ","),
 		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed")
+	flag.IntVar(&o.replicas, "replicas", defaultReplicas,
+		"replicas of `federator controller`, with leader election (one leads, the others stand by); a kill hits any of them")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()
 	o.faults = map[string]bool{}
 	for _, f := range strings.Split(*faults, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case faultKillController, faultPauseMember:
-			o.faults[f] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s and %s\n", f, faultKillController, faultPauseMember)
-			os.Exit(exitError)
+			if !slices.Contains(allFaults, f) {
+				fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s\n", f, strings.Join(allFaults, ", "))
+				os.Exit(exitError)
+			}
+			o.faults[f] = true
 		}
+	}
+	if o.replicas < 1 {
+		fmt.Fprintln(os.Stderr, "chaos: --replicas must be 1 or more")
+		os.Exit(exitError)
 	}
 	if o.seed == 0 {
 		o.seed = time.Now().UnixNano() % 1_000_000

@@ -88,6 +88,8 @@ const (
 	opGateClose            = "gate-close"
 	faultKillController    = "kill-controller"
 	faultPauseMember       = "pause-member"
+	faultRestartHub        = "restart-hub"
+	faultRestartEtcd       = "restart-member-etcd"
 	opSelfTestDirectMember = "self-test-direct-member-write"
 )
 

@@ -42,7 +42,11 @@ type chaosRun struct {
 	hub     client.Client
 	members map[string]client.Client
 	names   []string
-	ctrl    *controller
+	ctrls   replicas
+	// faultRng draws what the operations' generator does not (which
+	// replica a kill hits, hub restarts), so a seed's operations stay
+	// those it chose before these faults existed.
+	faultRng *rand.Rand
 
 	recorders []*memberRecorder
 
@@ -52,6 +56,9 @@ type chaosRun struct {
 	faults  []fault
 	ops     map[string]int
 	began   time.Time
+	// restarted counts replicas that exited by themselves and were
+	// started again.
+	restarted int
 }
 
 type result struct {
@@ -93,17 +100,14 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 		r.names = append(r.names, m.Name)
 	}
 	slices.Sort(r.names)
-	r.ctrl = &controller{binary: o.federator, kubeconfig: r.fleet.Hub.KubeconfigPath, logPath: filepath.Join(dir, "federator.log"),
-		// Short leases: a SIGKILLed leader keeps its Lease until it
-		// expires, and with the default 15 s the next controller led
-		// nothing for that long, so the operations in between met no
-		// controller at all. Leader election stays on, as in production.
-		args: []string{"--v=1", "--metrics-bind-address=0", "--webhook-bind-address=0", "--cluster-status-interval=1s",
-			"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}}
-	if err := r.ctrl.start(); err != nil {
-		return nil, err
-	}
-	if err := r.ctrl.waitRunning(ctx, 2*time.Minute); err != nil {
+	// Short leases: a SIGKILLed leader keeps its Lease until it
+	// expires, and with the default 15 s the next controller led
+	// nothing for that long, so the operations in between met no
+	// controller at all. Leader election stays on, as in production.
+	r.ctrls = newReplicas(o.replicas, o.federator, r.fleet.Hub.KubeconfigPath, dir,
+		[]string{"--v=1", "--metrics-bind-address=0", "--webhook-bind-address=0", "--cluster-status-interval=1s",
+			"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"})
+	if err := r.ctrls.startAll(ctx); err != nil {
 		return nil, err
 	}
 	for _, m := range r.fleet.Members {
@@ -148,9 +152,7 @@ func (r *chaosRun) cleanup() {
 		}
 	}
 	r.recorders = nil
-	if r.ctrl != nil {
-		r.ctrl.kill()
-	}
+	r.ctrls.killAll()
 	if r.fleet != nil {
 		if err := r.fleet.Stop(); err != nil {
 			logf("stopping the fleet: %v", err)
@@ -183,6 +185,7 @@ func (r *chaosRun) current() state {
 
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates}
+	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
 	r.began = time.Now()
 
 	// Setup: the namespace, the templates at their first version, the
@@ -215,6 +218,9 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			return nil, err
 		}
 		// Faults first, chosen by the same seeded source.
+		if err := r.restartExited(); err != nil {
+			return nil, err
+		}
 		if r.paused != "" && step >= pausedUntil {
 			if err := r.resumeMember(); err != nil {
 				return nil, err
@@ -237,6 +243,23 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			}
 			if err := r.pauseMember(member); err != nil {
 				return nil, err
+			}
+		}
+		// These draw from faultRng, whether or not they are injected.
+		if r.faultRng.Float64() < 0.03 {
+			member, down := r.names[r.faultRng.Intn(len(r.names))], time.Duration(r.faultRng.Intn(3000))*time.Millisecond
+			if r.o.faults[faultRestartEtcd] && member != r.paused {
+				if err := r.restartEtcd(member, down); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if r.faultRng.Float64() < 0.03 {
+			down := time.Duration(r.faultRng.Intn(2000)) * time.Millisecond
+			if r.o.faults[faultRestartHub] {
+				if err := r.restartHub(down); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if r.o.selfTest && step == (r.o.steps+1)/2 {
@@ -267,11 +290,8 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			return nil, err
 		}
 	}
-	if !r.ctrl.running() {
-		logf("the controller had exited; starting it again")
-		if err := r.ctrl.start(); err != nil {
-			return nil, err
-		}
+	if err := r.restartExited(); err != nil {
+		return nil, err
 	}
 	if err := r.resumeEverything(ctx); err != nil {
 		return nil, err
@@ -391,17 +411,69 @@ func gvkOf(template string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 }
 
+// killController SIGKILLs one replica, the leader or a standby (the
+// operations cannot tell which leads), and starts it again after down.
 func (r *chaosRun) killController(down time.Duration) error {
+	c := r.ctrls[r.faultRng.Intn(len(r.ctrls))]
 	from := time.Now()
-	r.ctrl.kill()
+	c.kill()
 	time.Sleep(down)
-	if err := r.ctrl.start(); err != nil {
+	if err := c.start(); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.faults = append(r.faults, fault{Kind: faultKillController, From: from, To: time.Now()})
+	r.faults = append(r.faults, fault{Kind: faultKillController, Member: c.name, From: from, To: time.Now()})
 	r.mu.Unlock()
-	logf("controller killed (SIGKILL) and restarted after %s", down)
+	logf("controller %s killed (SIGKILL) and restarted after %s", c.name, down)
+	return nil
+}
+
+// restartExited starts again the replicas that exited by themselves,
+// as a kubelet restarts a container.
+func (r *chaosRun) restartExited() error {
+	names, err := r.ctrls.restartExited()
+	r.restarted += len(names)
+	for _, n := range names {
+		logf("controller %s had exited by itself (--controller-log keeps its log); started again", n)
+	}
+	return err
+}
+
+// restartEtcd stops a member's etcd and starts it again after down, with
+// its data: the member's API server fails or holds requests meanwhile.
+func (r *chaosRun) restartEtcd(member string, down time.Duration) error {
+	m := r.fleet.Member(member)
+	from := time.Now()
+	if err := m.StopEtcd(); err != nil {
+		return err
+	}
+	time.Sleep(down)
+	if err := m.StartEtcd(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.faults = append(r.faults, fault{Kind: faultRestartEtcd, Member: member, From: from, To: time.Now()})
+	r.mu.Unlock()
+	logf("%s's etcd stopped and started again after %s", member, down)
+	return nil
+}
+
+// restartHub stops the hub's API server and starts it again after down,
+// on the same address (etcd keeps the data): the controllers' watches
+// break, and a leader that cannot renew its Lease in time stops leading.
+func (r *chaosRun) restartHub(down time.Duration) error {
+	from := time.Now()
+	if err := r.fleet.Hub.StopAPIServer(); err != nil {
+		return err
+	}
+	time.Sleep(down)
+	if err := r.fleet.Hub.StartAPIServer(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.faults = append(r.faults, fault{Kind: faultRestartHub, From: from, To: time.Now()})
+	r.mu.Unlock()
+	logf("hub API server stopped and started again after %s (back after %s)", down, time.Since(from).Round(time.Millisecond))
 	return nil
 }
 
@@ -476,9 +548,7 @@ func (r *chaosRun) verdict(res *result) int {
 	r.recorders = nil
 	slices.SortFunc(all, func(a, b stored) int { return a.Observed.Compare(b.Observed) })
 	if r.o.keepLog != "" {
-		if raw, err := os.ReadFile(r.ctrl.logPath); err != nil {
-			logf("--controller-log: %v", err)
-		} else if err := os.WriteFile(r.o.keepLog, raw, 0o644); err != nil {
+		if err := os.WriteFile(r.o.keepLog, []byte(strings.Join(r.ctrls.logs(), "\n")+"\n"), 0o644); err != nil {
 			logf("--controller-log: %v", err)
 		}
 	}
@@ -496,13 +566,17 @@ func (r *chaosRun) verdict(res *result) int {
 			violations = append(violations, v)
 		}
 	}
-	kills, pauses := 0, 0
+	kills, pauses, hubRestarts, etcdRestarts := 0, 0, 0, 0
 	for _, f := range r.faults {
 		switch f.Kind {
 		case faultKillController:
 			kills++
 		case faultPauseMember:
 			pauses++
+		case faultRestartHub:
+			hubRestarts++
+		case faultRestartEtcd:
+			etcdRestarts++
 		}
 	}
 	var opList []string
@@ -517,16 +591,20 @@ func (r *chaosRun) verdict(res *result) int {
 	if !r.o.gates {
 		args = append(args, "--gates=false")
 	}
-	if len(r.o.faults) < 2 {
+	if r.o.replicas != defaultReplicas {
+		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
+	}
+	if len(r.o.faults) < len(allFaults) {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(r.o.faults)), ","))
 	}
 	if len(args) > 0 {
 		replay += " CHAOS_ARGS='" + strings.Join(args, " ") + "'"
 	}
-	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills, %d member freezes; "+
+	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
+		"%d replicas restarted after exiting by themselves; "+
 		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d violations; "+
 		"recorder gaps relisted: %d",
-		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, pauses,
+		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
 		len(all), objects, len(all), len(r.intents), r.o.grace, len(violations), len(gaps))
 	code := 0
 	for _, err := range recErrs {
@@ -586,12 +664,8 @@ func (r *chaosRun) verdict(res *result) int {
 // printControllerLines prints what the controller logged about the
 // violation's template and member around its time.
 func (r *chaosRun) printControllerLines(v *violation) {
-	raw, err := os.ReadFile(r.ctrl.logPath)
-	if err != nil {
-		return
-	}
 	var lines []string
-	for _, l := range strings.Split(string(raw), "\n") {
+	for _, l := range r.ctrls.logs() {
 		if strings.Contains(l, v.Stored.Template) && strings.Contains(l, v.Stored.Member) {
 			lines = append(lines, l)
 		}
@@ -613,15 +687,10 @@ func (r *chaosRun) printControllerLines(v *violation) {
 }
 
 func (r *chaosRun) printControllerTail(n int) {
-	if r.ctrl == nil {
-		return
+	for _, c := range r.ctrls {
+		lines := replicas{c}.logs()
+		fmt.Fprintf(os.Stderr, "last lines of the controller's log (%s):\n%s\n", c.name, strings.Join(lines[max(0, len(lines)-n):], "\n"))
 	}
-	raw, err := os.ReadFile(r.ctrl.logPath)
-	if err != nil {
-		return
-	}
-	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	fmt.Fprintf(os.Stderr, "last lines of the controller's log:\n%s\n", strings.Join(lines[max(0, len(lines)-n):], "\n"))
 }
 
 // logTime reads the time of a controller log line (zap JSON, "ts" as
@@ -629,6 +698,9 @@ func (r *chaosRun) printControllerTail(n int) {
 func logTime(line string) (time.Time, bool) {
 	var entry struct {
 		TS any `json:"ts"`
+	}
+	if i := strings.IndexByte(line, '{'); i > 0 { // replica-N: {...}
+		line = line[i:]
 	}
 	if json.Unmarshal([]byte(line), &entry) != nil {
 		return time.Time{}, false
