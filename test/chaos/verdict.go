@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// What a run reports: the verdict over every recorded version, the
+// summary, and the controllers' log lines around a violation.
+
+// verdict checks every recorded version, prints the summary or the
+// violations, and returns the exit code.
+func (r *chaosRun) verdict(res *result) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objects := len(r.recorders)
+	var all []stored
+	var gaps []string
+	var recErrs []error
+	for _, rec := range r.recorders {
+		if err := rec.finish(ctx); err != nil {
+			recErrs = append(recErrs, err)
+		}
+		all = append(all, rec.stores()...)
+		gaps = append(gaps, rec.gaps...)
+	}
+	r.recorders = nil
+	slices.SortFunc(all, func(a, b stored) int { return a.Observed.Compare(b.Observed) })
+	if r.o.keepLog != "" {
+		if err := os.WriteFile(r.o.keepLog, []byte(strings.Join(r.ctrls.logs(), "\n")+"\n"), 0o644); err != nil {
+			logf("--controller-log: %v", err)
+		}
+	}
+	if r.o.history != "" {
+		if err := writeHistory(r.o.history, r.intents, r.faults, all); err != nil {
+			logf("--history: %v", err)
+		} else {
+			logf("history written to %s", r.o.history)
+		}
+	}
+	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace}
+	var violations []*violation
+	for _, s := range all {
+		if v := c.check(s); v != nil {
+			violations = append(violations, v)
+		}
+	}
+	kills, pauses, hubRestarts, etcdRestarts := 0, 0, 0, 0
+	for _, f := range r.faults {
+		switch f.Kind {
+		case faultKillController:
+			kills++
+		case faultPauseMember:
+			pauses++
+		case faultRestartHub:
+			hubRestarts++
+		case faultRestartEtcd:
+			etcdRestarts++
+		}
+	}
+	var opList []string
+	for _, k := range slices.Sorted(maps.Keys(r.ops)) {
+		opList = append(opList, fmt.Sprintf("%s %d", k, r.ops[k]))
+	}
+	replay := fmt.Sprintf("make chaos SEED=%d STEPS=%d", r.o.seed, r.o.steps)
+	var args []string
+	if r.o.selfTest {
+		args = append(args, "--self-test")
+	}
+	if !r.o.gates {
+		args = append(args, "--gates=false")
+	}
+	if r.o.replicas != defaultReplicas {
+		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
+	}
+	if len(r.o.faults) < len(allFaults) {
+		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(r.o.faults)), ","))
+	}
+	if len(args) > 0 {
+		replay += " CHAOS_ARGS='" + strings.Join(args, " ") + "'"
+	}
+	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
+		"%d replicas restarted after exiting by themselves; "+
+		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d violations; "+
+		"recorder gaps relisted: %d",
+		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
+		len(all), objects, len(all), len(r.intents), r.o.grace, len(violations), len(gaps))
+	code := 0
+	for _, err := range recErrs {
+		logf("recorder: %v", err)
+	}
+	for _, g := range gaps {
+		logf("gap: %s", g)
+	}
+	if len(res.stale) > 0 {
+		fmt.Printf("NO CONVERGENCE within %s after the final resume:\n  %s\n", r.o.converge, strings.Join(res.stale, "\n  "))
+		code = exitViolation
+	} else {
+		summary += fmt.Sprintf("; converged %s after the final resume", res.converged.Round(time.Millisecond))
+	}
+	if r.o.selfTest {
+		caught := false
+		for _, v := range violations {
+			if v.Stored.Version == selfTestVersion {
+				caught = true
+				fmt.Println("self-test: the checker reported the version written behind the hub's back:")
+				fmt.Println(c.report(v, r.names, r.began))
+			}
+		}
+		if !caught {
+			fmt.Printf("SELF-TEST FAILED: the checker did not report %s, written straight to a member\n", selfTestVersion)
+			code = exitViolation
+		}
+		var others []*violation
+		for _, v := range violations {
+			if v.Stored.Version != selfTestVersion {
+				others = append(others, v)
+			}
+		}
+		violations = others
+	}
+	for i, v := range violations {
+		if i == 3 {
+			fmt.Printf("... and %d more violations\n", len(violations)-3)
+			break
+		}
+		fmt.Println(c.report(v, r.names, r.began))
+		r.printControllerLines(v)
+	}
+	if len(violations) > 0 {
+		code = exitViolation
+	}
+	if len(recErrs) > 0 && code == 0 {
+		code = exitError
+	}
+	fmt.Println(summary)
+	if code != 0 {
+		fmt.Printf("reproduce: %s\n", replay)
+	}
+	return code
+}
+
+// printControllerLines prints what the controller logged about the
+// violation's template and member around its time.
+func (r *chaosRun) printControllerLines(v *violation) {
+	var lines []string
+	for _, l := range r.ctrls.logs() {
+		if strings.Contains(l, v.Stored.Template) && strings.Contains(l, v.Stored.Member) {
+			lines = append(lines, l)
+		}
+	}
+	from, to := v.Stored.window()
+	var near []string
+	for _, l := range lines {
+		if t, ok := logTime(l); ok && !t.Before(from.Add(-10*time.Second)) && !t.After(to.Add(2*time.Second)) {
+			near = append(near, l)
+		}
+	}
+	if len(near) == 0 {
+		near = lines
+	}
+	near = near[max(0, len(near)-20):]
+	if len(near) > 0 {
+		fmt.Printf("controller log about %s and %s around then:\n  %s\n", v.Stored.Template, v.Stored.Member, strings.Join(near, "\n  "))
+	}
+}
+
+func (r *chaosRun) printControllerTail(n int) {
+	for _, c := range r.ctrls {
+		lines := replicas{c}.logs()
+		fmt.Fprintf(os.Stderr, "last lines of the controller's log (%s):\n%s\n", c.name, strings.Join(lines[max(0, len(lines)-n):], "\n"))
+	}
+}
+
+// logTime reads the time of a controller log line (zap JSON, "ts" as
+// RFC 3339 or as seconds since the epoch).
+func logTime(line string) (time.Time, bool) {
+	var entry struct {
+		TS any `json:"ts"`
+	}
+	if i := strings.IndexByte(line, '{'); i > 0 { // replica-N: {...}
+		line = line[i:]
+	}
+	if json.Unmarshal([]byte(line), &entry) != nil {
+		return time.Time{}, false
+	}
+	switch ts := entry.TS.(type) {
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		return t, err == nil
+	case float64:
+		sec := int64(ts)
+		return time.Unix(sec, int64((ts-float64(sec))*1e9)), true
+	}
+	return time.Time{}, false
+}
+
+func writeHistory(path string, intents []intent, faults []fault, stores []stored) error {
+	raw, err := json.MarshalIndent(map[string]any{"writes": intents, "faults": faults, "stored": stores}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, raw, 0o644)
+}
