@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// The report: the figures a run prints (a table, or -o json), and the
+// sums and quantiles they come from.
+
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// perTemplate is writes per template by "VERB resource".
+func perTemplate(w framework.Writes, n int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range w {
+		if k.Resource == "leases" {
+			continue
+		}
+		res := k.Resource
+		if k.Subresource != "" {
+			res += "/" + k.Subresource
+		}
+		key := k.Verb + " " + res
+		if k.Code == "409" {
+			key += " (409 Conflict)"
+		}
+		out[key] += v / float64(n)
+	}
+	return out
+}
+
+// scrapeReconciles reads federator's controller_runtime_reconcile_total,
+// by "controller (result)".
+func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("federator metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	const prefix = `controller_runtime_reconcile_total{`
+	for sc.Scan() {
+		line := sc.Text()
+		end := strings.LastIndexByte(line, '}')
+		if !strings.HasPrefix(line, prefix) || end < 0 {
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range strings.Split(line[len(prefix):end], ",") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("federator metrics: %q: %w", line, err)
+		}
+		out[labels["controller"]+" ("+labels["result"]+")"] += v
+	}
+	return out, sc.Err()
+}
+
+func perTemplateCount(m map[string]float64, n int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		out[k] = v / float64(n)
+	}
+	return out
+}
+
+func machine() string {
+	model := ""
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				model = strings.TrimSpace(line[strings.IndexByte(line, ':')+1:])
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores, %s", runtime.NumCPU(), model)
+}
+
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *result) print(out io.Writer) {
+	fmt.Fprintf(out, "benchfleet: %d Deployments × %d members; per member QPS/burst %s, %d writers; %s; %s; commit %s",
+		r.Resources, r.Members, r.QPS, r.Concurrency, r.Machine, r.Date, r.Commit)
+	if r.ControllerArgs != "" {
+		fmt.Fprintf(out, "; federator controller %s", r.ControllerArgs)
+	}
+	fmt.Fprint(out, "\n\n")
+	t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	ratio := func(a, b float64) string {
+		if b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f×", a/b)
+	}
+	fmt.Fprintln(t, "MEASURE\tFEDERATOR\tDIRECT\tRATIO")
+	fmt.Fprintf(t, "every member object exists\t%.2fs\t%.2fs\t%s\n", r.Propagate, r.BaselineCreate, ratio(r.Propagate, r.BaselineCreate))
+	fmt.Fprintf(t, "  of which: every Work written on the hub\t%.2fs\t\t\n", r.WorksWritten)
+	// A suspension writes every binding and every Work: at the hub's
+	// measured write rate, that alone takes (M + M×K) / rate.
+	floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
+	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t%.2fs\t%s (direct: %d writes at the hub's %.0f/s)\n",
+		r.SuspendVisible, floor, ratio(r.SuspendVisible, floor), r.Resources+r.Resources*r.Members, r.HubWriteRate)
+	holdFloor := float64(r.Resources+r.Resources*r.Members) / r.HubHoldRate
+	fmt.Fprintf(t, "  against the hub's rate of hold patches\t\t%.2fs\t%s (%d patches at the hub's %.0f Work hold patches/s)\n",
+		holdFloor, ratio(r.SuspendVisible, holdFloor), r.Resources+r.Resources*r.Members, r.HubHoldRate)
+	// What the hub alone needs for the writes each phase made, at the rate
+	// it takes Works: below this no change to federator's own code goes
+	// without cutting writes (or the hub's cost per write).
+	for _, phase := range []struct {
+		name   string
+		writes framework.Writes
+	}{{"propagation", r.propagationRaw}, {"suspend → update → resume", r.cycleRaw}} {
+		n := phase.writes.Total("leases")
+		fmt.Fprintf(t, "hub alone, the writes of the %s\t%.2fs\t\t(%.0f writes at the hub's %.0f Work writes/s)\n",
+			phase.name, n/r.HubWorkWriteRate, n, r.HubWorkWriteRate)
+	}
+	fmt.Fprintf(t, "one template frozen under load, p50\t%.2fs\t\t(%d tries while every template changes)\n", r.FreezeP50, r.FreezeTries)
+	fmt.Fprintf(t, "one template frozen under load, p99\t%.2fs\t\t\n", r.FreezeP99)
+	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
+	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
+	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
+	fmt.Fprintf(t, "member objects changed while suspended\t%d\t\t(must be 0)\n", r.ChangedHeld)
+	fmt.Fprintf(t, "CPU seconds, federator\t%.1f\t\t\n", r.FederatorCPU)
+	fmt.Fprintf(t, "CPU seconds, hub API server\t%.1f\t\t\n", r.HubAPIServCPU)
+	fmt.Fprintf(t, "federator peak RSS\t%.0f MB\t\t\n", r.FederatorPeak)
+	_ = t.Flush()
+	printCPU(out, r.CPU, r.Resources*r.Members, runtime.NumCPU())
+	for _, part := range []struct {
+		name string
+		w    map[string]float64
+	}{{"hub writes per template, propagation (leases left out)", r.PropagationWrites}, {"hub writes per template, suspend → update → resume (leases left out)", r.CycleWrites},
+		{"hub requests per template, suspension until visible (reads included, leases left out)", r.SuspensionRequests},
+		{"federator reconciles per template, propagation", r.PropagationReconciles},
+		{"federator reconciles per template, suspend → update → resume", r.CycleReconciles}} {
+		var total float64
+		keys := make([]string, 0, len(part.w))
+		for k, v := range part.w {
+			total += v
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int {
+			if part.w[a] != part.w[b] {
+				if part.w[a] > part.w[b] {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		fmt.Fprintf(out, "\n%s: %.2f\n", part.name, total)
+		t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, k := range keys {
+			fmt.Fprintf(t, "  %s\t%.2f\n", k, part.w[k])
+		}
+		_ = t.Flush()
+	}
+}
+
+func imageOf(d *appsv1.Deployment) string {
+	if c := d.Spec.Template.Spec.Containers; len(c) > 0 {
+		return c[0].Image
+	}
+	return ""
+}
