@@ -19,6 +19,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+
 	// Only this test imports the gate controller: to check that the
 	// binding controller's verdict is the one the gate controller would
 	// write at the same instant.

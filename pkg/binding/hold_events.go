@@ -1,0 +1,63 @@
+package binding
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/hold"
+)
+
+// The events a binding controller sends when what holds a binding changes.
+
+// holdEvent tells a person, on the template, that dispatching was suspended
+// or resumed, where to and why, when the holds on clusters that had a Work
+// before this pass changed (on a first propagation: when something holds).
+// Nil when nothing changed.
+func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefore map[string]bool, decisions map[string]hold.Decision) func() {
+	if len(heldBefore) == 0 {
+		// A first propagation: nothing was dispatched before, so only a
+		// hold is news (an approval gate closed from the start).
+		heldBefore = map[string]bool{}
+		for cluster := range decisions {
+			heldBefore[cluster] = false
+		}
+	}
+	// Compared over the clusters that had a Work and still have one: a
+	// cluster leaving or joining the placement is no suspension news.
+	was, isHeld := map[string]bool{}, map[string]bool{}
+	now := map[string]hold.Decision{}
+	for cluster, held := range heldBefore {
+		if d, targeted := decisions[cluster]; targeted {
+			was[cluster], isHeld[cluster], now[cluster] = held, d.Held(), d
+		}
+	}
+	before, after := hold.HeldSummary(was), hold.HeldSummary(isHeld)
+	if before == after {
+		return nil
+	}
+	policy := b.policyKey()
+	if after == "" {
+		return func() {
+			r.Recorder.Eventf(tpl, corev1.EventTypeNormal, policykeys.EventReasonDispatchingResumed,
+				"dispatching resumed to every cluster (policy %s)", policy)
+		}
+	}
+	why := ""
+	if notes := hold.Notes(now); len(notes) > 0 {
+		why = ": " + strings.Join(notes, "; ")
+	}
+	return func() {
+		r.Recorder.Eventf(tpl, corev1.EventTypeNormal, policykeys.EventReasonDispatchingSuspended,
+			"dispatching suspended to %s (policy %s)%s", after, policy, why)
+	}
+}
+
+func holdSummary(decisions map[string]hold.Decision) string {
+	if s := hold.Summary(decisions); s != "" {
+		return "; held: " + s
+	}
+	return ""
+}

@@ -1,0 +1,199 @@
+package binding
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/revision"
+	"github.com/federator-dev/federator/pkg/hold"
+)
+
+// What holds each cluster of a binding: the hold input read from the template,
+// the policy, the gates and the Rollout, and the decisions made from it.
+
+// holdInput gathers what pkg/hold decides from: the template, the policy
+// that claims it (from the cache; zero when it is gone), the suspension the
+// binding carries from that policy, and the gates the policy and the target
+// Clusters list; and the Rollout that governs the policy, if one does.
+func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured,
+	clusters []clusterv1alpha1.Cluster, targets []string) (hold.Input, *revision.Rollout, error) {
+	in := hold.Input{
+		Template: hold.Object{Kind: tpl.GetKind(), Namespace: tpl.GetNamespace(), Name: tpl.GetName(),
+			Annotations: tpl.GetAnnotations()},
+	}
+	if b.spec.Suspension != nil {
+		in.Suspension = &b.spec.Suspension.Suspension
+	}
+	in.KnownClusters = make([]string, 0, len(clusters))
+	for i := range clusters {
+		c := &clusters[i]
+		in.KnownClusters = append(in.KnownClusters, c.Name)
+		if v, ok := c.Annotations[gatingv1alpha1.GatesAnnotation]; ok && slices.Contains(targets, c.Name) {
+			gates, err := r.resolveGates(ctx, hold.ParseGates(v, "", "Cluster "+c.Name))
+			if err != nil {
+				return in, nil, err
+			}
+			if in.ClusterGates == nil {
+				in.ClusterGates = map[string][]hold.Gate{}
+			}
+			in.ClusterGates[c.Name] = gates
+		}
+	}
+	kind, ns, name := b.policyRef()
+	var policy client.Object
+	switch kind {
+	case "PropagationPolicy":
+		policy = &policyv1alpha1.PropagationPolicy{}
+	case "ClusterPropagationPolicy":
+		policy = &policyv1alpha1.ClusterPropagationPolicy{}
+	default:
+		return in, nil, nil
+	}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
+	if apierrors.IsNotFound(err) {
+		// Like Karmada, a binding outlives its policy; it keeps the
+		// suspension it carries.
+		return in, nil, nil
+	}
+	if err != nil {
+		return in, nil, err
+	}
+	in.Policy = hold.Object{Kind: kind, Namespace: ns, Name: name, Annotations: policy.GetAnnotations()}
+	if v, ok := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; ok {
+		if in.PolicyGates, err = r.resolveGates(ctx, hold.ParseGates(v, ns, in.Policy.String())); err != nil {
+			return in, nil, err
+		}
+	}
+	governing, err := r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets)
+	return in, governing, err
+}
+
+// rolloutInput adds the Rollout that governs the policy, if one does: a
+// target is released only when the Rollout took in the template's
+// current content (the binding's stamp names it) and released that
+// revision to the target. The template's content hash goes onto its Works
+// (templateHash), so the rollout controller judges health at this content.
+func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, tpl *unstructured.Unstructured,
+	kind, ns, name string, targets []string) (*revision.Rollout, error) {
+	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	hash, err := revision.Hash(tpl)
+	if err != nil {
+		return nil, err
+	}
+	stamp := b.obj.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation]
+	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, TemplateHash: hash}
+	for _, t := range targets {
+		if ro.Released(stamp, hash, t) {
+			in.Rollout.Released[t] = true
+			continue
+		}
+		if s, ok := revision.ParseStamp(stamp); !ok || s.Hash != hash || s.RolloutUID != string(ro.UID()) {
+			in.Rollout.Waiting[t] = "the rollout has not taken in this content of the template yet"
+		} else {
+			in.Rollout.Waiting[t] = ro.Waiting(t)
+		}
+	}
+	return &ro, nil
+}
+
+// keptTemplate is a template as a revision kept it.
+type keptTemplate struct {
+	template *unstructured.Unstructured
+	hash     string
+}
+
+// rolledBack finds, for each target the governing Rollout rolled back, the
+// template as the revision it went back to kept it: that target is
+// released with that content. A revision no longer kept, or one that did
+// not hold the template, keeps the target held and says why.
+func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.Unstructured, in *hold.Input, ro *revision.Rollout,
+	targets []string) (map[string]keptTemplate, error) {
+	if in.Rollout == nil || ro == nil {
+		return nil, nil
+	}
+	out := map[string]keptTemplate{}
+	for _, c := range ro.Status.Clusters {
+		t, rev := c.Name, c.Revision
+		if c.State != rolloutsv1alpha1.StateRolledBack || !slices.Contains(targets, t) || in.Rollout.Released[t] {
+			continue
+		}
+		key := ro.HistoryKey(rev)
+		cr := &appsv1.ControllerRevision{}
+		err := r.Client.Get(ctx, key, cr)
+		if apierrors.IsNotFound(err) {
+			// Kept before the Rollout said it rolled back: a cache that
+			// has not seen it yet is no reason to hold.
+			err = r.fresh().Get(ctx, key, cr)
+		}
+		if apierrors.IsNotFound(err) {
+			in.Rollout.Waiting[t] = fmt.Sprintf("rolled back to revision %d, which is no longer kept (ControllerRevision %s is gone); apply a fixed template", rev, key)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		kept, hash, found, err := revision.FromHistory(cr, revision.BindingKey(b.obj))
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			in.Rollout.Waiting[t] = fmt.Sprintf("rolled back to revision %d, which did not hold this template; it keeps what it has", rev)
+			continue
+		}
+		// The template as it is now, with the content it had then.
+		kept.SetUID(tpl.GetUID())
+		kept.SetResourceVersion(tpl.GetResourceVersion())
+		out[t] = keptTemplate{template: kept, hash: hash}
+		in.Rollout.Released[t] = true
+	}
+	return out, nil
+}
+
+// setApproved records on the binding whether the gates it waits for are
+// open: Approved=False with the first gate hold's message while one holds,
+// True once all are open, and no condition when nothing lists a gate.
+func setApproved(b view, in hold.Input, decisions map[string]hold.Decision) {
+	gated := len(in.PolicyGates) > 0
+	for cluster := range decisions {
+		gated = gated || len(in.ClusterGates[cluster]) > 0
+	}
+	if !gated {
+		meta.RemoveStatusCondition(&b.status.Conditions, workkeys.ConditionApproved)
+		return
+	}
+	approved := metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonGatesOpened, Message: workkeys.MessageGatesOpened}
+	clusters := make([]string, 0, len(decisions))
+	for c := range decisions {
+		clusters = append(clusters, c)
+	}
+	slices.Sort(clusters)
+	for _, c := range clusters {
+		for _, h := range decisions[c].Holds {
+			if h.Reason == workkeys.ReasonGateClosed {
+				approved = metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionFalse,
+					Reason: workkeys.ReasonGateClosed, Message: h.Message}
+				conditions.Set(&b.status.Conditions, unstamped, approved)
+				return
+			}
+		}
+	}
+	conditions.Set(&b.status.Conditions, unstamped, approved)
+}

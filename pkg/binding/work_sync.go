@@ -1,0 +1,217 @@
+package binding
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/overrides"
+	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/hold"
+)
+
+// Writing a binding's Works: one per target cluster, carrying the manifest and
+// the hold decision, written only when what they carry changed.
+
+// syncResult counts what syncWorks did, and which clusters that had a Work
+// were held before it.
+type syncResult struct {
+	created, updated, unchanged, deleted int
+	// kept counts Works of clusters no longer targeted that are not
+	// deleted because the deletion delay cannot be read.
+	kept       int
+	heldBefore map[string]bool
+}
+
+func (s syncResult) String() string {
+	out := fmt.Sprintf("works synced: %d created, %d updated, %d unchanged, %d deleted",
+		s.created, s.updated, s.unchanged, s.deleted)
+	if s.kept > 0 {
+		out += fmt.Sprintf(", %d kept (invalid deletion delay)", s.kept)
+	}
+	return out
+}
+
+// syncWorks writes the Work of every target, held as decisions say, with
+// the deletion delay in force on its manifest, and deletes the others —
+// unless the delay cannot be read: bad input never deletes.
+func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
+	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate) (syncResult, error) {
+	res := syncResult{heldBefore: map[string]bool{}}
+	existing, err := worksOf(ctx, r.Client, b)
+	if err != nil {
+		return res, err
+	}
+	last := map[string]*workv1alpha1.Work{}
+	for i := range existing {
+		last[existing[i].Namespace] = &existing[i]
+		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
+			res.heldBefore[cluster] = ptr.Deref(existing[i].Spec.SuspendDispatching, false)
+		}
+	}
+
+	// A Work held or released by this pass is written in the hold lane,
+	// ahead of bulk writes (internal/lanes).
+	for cluster, held := range res.heldBefore {
+		if d, ok := decisions[cluster]; ok && d.Held() != held {
+			ctx = lanes.Hold(ctx)
+			break
+		}
+	}
+
+	override := r.Override
+	if override == nil {
+		override = overrides.Karmada(r.Client)
+	}
+	var errs []error
+	var desired []clusterWork
+	wanted := map[string]bool{}
+	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
+	for _, target := range b.spec.Clusters {
+		ns := names.GenerateExecutionSpaceName(target.Name)
+		wanted[ns] = true
+		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
+			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
+			ConflictResolution: b.spec.ConflictResolution}
+		source := tpl
+		var templateHash string
+		if in.Rollout != nil {
+			templateHash = in.Rollout.TemplateHash
+		}
+		if kept, ok := rolledBack[target.Name]; ok {
+			source, templateHash = kept.template, kept.hash
+		}
+		manifest, applied, err := Manifest(source, target, b.spec.Replicas > 0, o, override)
+		if err != nil {
+			manifest, applied = overrides.LastGood(last[ns], err)
+			if manifest == nil {
+				errs = append(errs, fmt.Errorf("cluster %s: %w", target.Name, err))
+				continue
+			}
+			errs = append(errs, fmt.Errorf("cluster %s: %w (its Work keeps the last manifest that could be built)", target.Name, err))
+		} else {
+			withDeletionDelay(manifest, delay)
+		}
+		work, err := r.work(b, manifest, applied, o, decisions[target.Name], templateHash)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		desired = append(desired, clusterWork{cluster: target.Name, work: work})
+	}
+	if err := r.confirmReleases(ctx, b, in, checks, decisions, desired, last); err != nil {
+		return res, err
+	}
+	// One binding's Works are independent objects: written at once, a
+	// reconcile waits for the slowest hub round trip, not for the sum of
+	// them (a suspension rewrites every Work of every binding).
+	results := make([]works.Result, len(desired))
+	writeErrs := make([]error, len(desired))
+	var g errgroup.Group
+	g.SetLimit(parallelWorkWrites)
+	for i, d := range desired {
+		g.Go(func() error {
+			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel())
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for i, result := range results {
+		switch {
+		case writeErrs[i] != nil:
+			errs = append(errs, fmt.Errorf("cluster %s: %w", desired[i].cluster, writeErrs[i]))
+		case result == works.Created:
+			res.created++
+		case result == works.Updated:
+			res.updated++
+		default:
+			res.unchanged++
+		}
+	}
+	for i := range existing {
+		if wanted[existing[i].Namespace] {
+			continue
+		}
+		if delay.Problem != "" {
+			res.kept++
+			continue
+		}
+		if err := r.carryDelay(ctx, &existing[i], delay); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := r.Client.Delete(ctx, &existing[i]); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, err)
+		} else {
+			res.deleted++
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// clusterWork is the Work one target gets.
+type clusterWork struct {
+	cluster string
+	work    *workv1alpha1.Work
+}
+
+// parallelWorkWrites bounds the Work writes of one binding in flight at
+// once.
+const parallelWorkWrites = 16
+
+// work is the Work for one target: the manifest, and the hold decision as
+// spec.suspendDispatching (so any Karmada execution controller holds it too)
+// plus the hold annotations the dispatcher reports, and the overrides
+// applied as Karmada records them.
+func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied map[string]string, o Origin,
+	decision hold.Decision, templateHash string) (*workv1alpha1.Work, error) {
+	raw, err := json.Marshal(manifest.Object)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{b.idLabel(): o.BindingID}
+	annotations := map[string]string{
+		workkeys.BindingGenerationAnnotation: strconv.FormatInt(b.obj.GetGeneration(), 10),
+	}
+	for k, v := range applied {
+		annotations[k] = v
+	}
+	if b.clusterScoped {
+		annotations[workv1alpha2.ClusterResourceBindingAnnotationKey] = o.BindingName
+	} else {
+		annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] = o.BindingNamespace
+		annotations[workv1alpha2.ResourceBindingNameAnnotationKey] = o.BindingName
+	}
+	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = manifest.GetAnnotations()[workv1alpha2.ResourceConflictResolutionAnnotation]
+	if templateHash != "" {
+		annotations[workkeys.TemplateHashAnnotation] = templateHash
+	}
+	if decision.Held() {
+		annotations[workkeys.HoldReasonAnnotation] = decision.Reason()
+		annotations[workkeys.HoldMessageAnnotation] = decision.Message()
+	}
+	return &workv1alpha1.Work{
+		ObjectMeta: metav1.ObjectMeta{Namespace: o.WorkNamespace, Name: o.WorkName, Labels: labels,
+			Annotations: annotations, Finalizers: []string{workkeys.ExecutionFinalizer}},
+		Spec: workv1alpha1.WorkSpec{
+			Workload:                    workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}},
+			SuspendDispatching:          ptr.To(decision.Held()),
+			PreserveResourcesOnDeletion: b.spec.PreserveResourcesOnDeletion,
+		},
+	}, nil
+}
