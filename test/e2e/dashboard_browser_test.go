@@ -48,22 +48,11 @@ spec: {default: opened}
 			deployment(ns, name, "nginx:1.25")
 		}
 		mustApply(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": %q, "name": "settings"}, "data": {"level": "1"}}`, ns)
-		propagationPolicy(ns, "web", nil)
+		for _, name := range []string{"web", "api", "shop"} {
+			propagationPolicy(ns, name, nil)
+		}
+		patchPolicy(ns, "api", `{"metadata": {"annotations": {"gating.federator.dev/gates": "change-freeze"}}}`)
 		mustApply(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: api, namespace: %[1]s, annotations: {gating.federator.dev/gates: change-freeze}}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: api}]
-  placement: {clusterAffinity: {clusterNames: [member1, member2, member3]}}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: shop, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: shop}]
-  placement: {clusterAffinity: {clusterNames: [member1, member2, member3]}}
----
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: settings, namespace: %[1]s}
