@@ -27,12 +27,7 @@ var _ = Describe("federator dashboard", func() {
 		const ns = "dashboard-held"
 		propagatedEverywhere(ns, "web")
 
-		session, err := gexec.Start(exec.Command(federatorBinary(), "dashboard", "--kubeconfig", hubKubeconfig(),
-			"--bind-address", "127.0.0.1:0"), GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { session.Kill().Wait("10s") })
-		Eventually(session.Out, "60s").Should(gbytes.Say(`federator dashboard: http://127\.0\.0\.1:\d+/\nhub https://`))
-		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(string(session.Out.Contents()))
+		session, url := startDashboard("127.0.0.1:0")
 
 		page := func(path string) string {
 			resp, err := http.Get(url + strings.TrimPrefix(path, "/"))
@@ -123,3 +118,15 @@ var _ = Describe("federator dashboard", func() {
 		Eventually(session, "30s").Should(gexec.Exit(0))
 	})
 })
+
+// startDashboard runs `federator dashboard` against the suite's hub on
+// bindAddress until the spec ends, and returns it and the URL it printed.
+func startDashboard(bindAddress string) (*gexec.Session, string) {
+	GinkgoHelper()
+	session, err := gexec.Start(exec.Command(federatorBinary(), "dashboard", "--kubeconfig", hubKubeconfig(),
+		"--bind-address", bindAddress), GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait("10s") })
+	Eventually(session.Out, "60s").Should(gbytes.Say(`federator dashboard: http://127\.0\.0\.1:\d+/\nhub https://`))
+	return session, regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(string(session.Out.Contents()))
+}
