@@ -1,0 +1,197 @@
+package detector
+
+import (
+	"context"
+	"slices"
+
+	"github.com/google/uuid"
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/pkg/hold"
+	"github.com/federator-dev/federator/pkg/placement"
+)
+
+// The ResourceBinding the detector writes for a claimed template, and its
+// removal when the template is no longer claimed.
+
+// Binding returns the binding the detector writes for template and claim.
+func Binding(template *unstructured.Unstructured, claim Claim, priority *workv1alpha2.SchedulePriority) (client.Object, *workv1alpha2.ResourceBindingSpec) {
+	spec := claim.Spec()
+	bs := workv1alpha2.ResourceBindingSpec{
+		Resource: workv1alpha2.ObjectReference{
+			APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+			Namespace: template.GetNamespace(), Name: template.GetName(),
+			UID: template.GetUID(), ResourceVersion: template.GetResourceVersion(),
+		},
+		Replicas:                    replicas(template),
+		Placement:                   spec.Placement.DeepCopy(),
+		Suspension:                  suspension(claim),
+		ConflictResolution:          spec.ConflictResolution,
+		PreserveResourcesOnDeletion: spec.PreserveResourcesOnDeletion,
+		PropagateDeps:               spec.PropagateDeps,
+		SchedulerName:               spec.SchedulerName,
+		Failover:                    spec.Failover.DeepCopy(),
+		SchedulePriority:            priority,
+	}
+	meta := metav1.ObjectMeta{
+		Name: names.GenerateBindingName(template.GetKind(), template.GetName()),
+		// What Karmada's webhook adds at creation, so the binding controller
+		// need not write the binding once more to add it.
+		Finalizers: []string{bindingFinalizer(template)},
+		Labels:     map[string]string{bindingIDLabel(template): uuid.NewString()},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+			Name: template.GetName(), UID: template.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		Annotations: map[string]string{},
+	}
+	if digest := hold.AnnotationsDigest(template.GetAnnotations()); digest != "" {
+		meta.Annotations[workkeys.TemplateHoldsAnnotation] = digest
+	}
+	if p := claim.PropagationPolicy; p != nil {
+		meta.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] = p.Namespace
+		meta.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = p.Name
+	} else {
+		meta.Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] = claim.ClusterPropagationPolicy.Name
+	}
+	if template.GetNamespace() == "" {
+		b := &workv1alpha2.ClusterResourceBinding{ObjectMeta: meta, Spec: bs}
+		return b, &b.Spec
+	}
+	meta.Namespace = template.GetNamespace()
+	b := &workv1alpha2.ResourceBinding{ObjectMeta: meta, Spec: bs}
+	return b, &b.Spec
+}
+
+// suspension is the policy's spec.suspension, as Karmada carries it into
+// the binding. Everything else that holds dispatching (the suspended
+// annotation on the policy or the template, ...) is decided by pkg/hold in
+// the binding controller, which reads the template and the policy itself.
+func suspension(claim Claim) *workv1alpha2.Suspension {
+	if p := claim.Spec().Suspension; p != nil {
+		return &workv1alpha2.Suspension{Suspension: *p.DeepCopy()}
+	}
+	return nil
+}
+
+func replicas(template *unstructured.Unstructured) int32 {
+	r, found, err := unstructured.NestedInt64(template.Object, "spec", "replicas")
+	if !found || err != nil {
+		return 0
+	}
+	return int32(r)
+}
+
+func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim,
+	priority *workv1alpha2.SchedulePriority) (string, error) {
+	desired, spec := Binding(template, claim, priority)
+	existing := desired.DeepCopyObject().(client.Object)
+	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		// Placed at creation, so the binding controller finds the placement
+		// it would write and the binding costs the hub one write, not two.
+		// It stays the binding controller's to change (clusters join and
+		// leave); a placement error is left for it to report.
+		clusters := &clusterv1alpha1.ClusterList{}
+		if err := d.client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
+			return "", err
+		}
+		if placed, err := placement.PlaceBinding(spec, clusters.Items, template.GetUID()); err == nil {
+			spec.Clusters = placed.Targets
+		}
+		if err := d.client.Create(ctx, desired); err != nil {
+			// AlreadyExists: created by an earlier pass the cache has not
+			// seen yet; retried quietly.
+			return "", err
+		}
+		d.recorder.Eventf(template, corev1.EventTypeNormal, policykeys.EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
+		return "binding created (policy " + claim.Key() + ")", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var have *workv1alpha2.ResourceBindingSpec
+	switch b := existing.(type) {
+	case *workv1alpha2.ResourceBinding:
+		have = &b.Spec
+	case *workv1alpha2.ClusterResourceBinding:
+		have = &b.Spec
+	}
+	// Keep what other controllers own in the spec: the placement decision.
+	spec.Clusters = have.Clusters
+	annotations := existing.GetAnnotations()
+	// A change of what holds goes in the hold lane, ahead of bulk writes
+	// (internal/lanes).
+	if !equality.Semantic.DeepEqual(spec.Suspension, have.Suspension) ||
+		annotations[workkeys.TemplateHoldsAnnotation] != desired.GetAnnotations()[workkeys.TemplateHoldsAnnotation] {
+		ctx = lanes.Hold(ctx)
+	}
+	sameAnnotations := true
+	for k, v := range desired.GetAnnotations() {
+		if annotations[k] != v {
+			sameAnnotations = false
+		}
+	}
+	// A claim that moved between kinds (preemption, or the claiming policy
+	// gone) leaves no trace of the former one on the binding, as Karmada's
+	// excludeClusterPolicy.
+	// Nor a digest of template holds that are gone.
+	for _, k := range append(slices.Concat(ppClaimAnnotations, cppClaimAnnotations), workkeys.TemplateHoldsAnnotation) {
+		if _, wanted := desired.GetAnnotations()[k]; !wanted {
+			if _, stale := annotations[k]; stale {
+				delete(annotations, k)
+				sameAnnotations = false
+			}
+		}
+	}
+	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations &&
+		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
+		return "binding unchanged", nil
+	}
+	*have = *spec
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for k, v := range desired.GetAnnotations() {
+		annotations[k] = v
+	}
+	existing.SetAnnotations(annotations)
+	existing.SetOwnerReferences(desired.GetOwnerReferences())
+	return "binding updated (policy " + claim.Key() + ")", d.client.Update(ctx, existing)
+}
+
+// deleteBinding deletes the binding of a template that is gone, whatever
+// its suspension: deletion is never held.
+func (d *Reconciler) deleteBinding(ctx context.Context, key Key) error {
+	name := names.GenerateBindingName(key.Kind, key.Name)
+	var b client.Object = &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: name}}
+	if key.Namespace == "" {
+		b = &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	return client.IgnoreNotFound(d.client.Delete(ctx, b))
+}
+
+func bindingFinalizer(template *unstructured.Unstructured) string {
+	if template.GetNamespace() == "" {
+		return workkeys.ClusterBindingFinalizer
+	}
+	return workkeys.BindingFinalizer
+}
+
+func bindingIDLabel(template *unstructured.Unstructured) string {
+	if template.GetNamespace() == "" {
+		return workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	return workv1alpha2.ResourceBindingPermanentIDLabel
+}
