@@ -97,7 +97,7 @@ func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members
 	for _, src := range []source.Source{
 		sharedSource(works, &handler.EnqueueRequestForObject{}, inNamespace,
 			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{})),
-		sharedSource(clusters, handler.EnqueueRequestsFromMapFunc(worksOf(mgr.GetClient(), ns)), named, readyChanged{}),
+		sharedSource(clusters, handler.EnqueueRequestsFromMapFunc(requestsForWorksIn(mgr.GetClient(), ns)), named, readyChanged{}),
 	} {
 		if err := c.Watch(src); err != nil {
 			return nil, err
@@ -145,7 +145,10 @@ func (d detachOnDone) AddEventHandlerWithOptions(h toolscache.ResourceEventHandl
 	return registration, nil
 }
 
-func worksOf(hub client.Client, ns string) handler.MapFunc {
+// requestsForWorksIn maps any event to a reconcile of every Work in ns (a
+// member's execution namespace): what a change of the Cluster or its
+// credentials affects. (pkg/binding's worksOf lists one binding's Works.)
+func requestsForWorksIn(hub client.Client, ns string) handler.MapFunc {
 	return func(ctx context.Context, _ client.Object) []reconcile.Request {
 		works := &workv1alpha1.WorkList{}
 		if err := hub.List(ctx, works, client.InNamespace(ns)); err != nil {
