@@ -92,6 +92,12 @@ func New(src Source, o Options) *Server {
 		"ago":        func(t time.Time) string { return relative(o.Now(), t) },
 		"stamp":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"stateClass": func(state string) string { return cell{State: state}.Class() },
+		"plural": func(n int, noun string) string {
+			if n == 1 {
+				return "1 " + noun
+			}
+			return fmt.Sprintf("%d %ss", n, noun)
+		},
 		"cellHref": func(gridQuery, id, cluster string) template.URL {
 			q, _ := url.ParseQuery(gridQuery)
 			q.Set("cell", id)

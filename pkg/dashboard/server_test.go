@@ -284,7 +284,7 @@ func TestGridFiltersAndPages(t *testing.T) {
 		t.Error("the filtered page shows team-a or the first clusters")
 	}
 	body = get(t, srv.URL+"/fragment/grid?label=app%3Dapp007")
-	wantAll(t, "label app=app007", body, "1 templates", "app007")
+	wantAll(t, "label app=app007", body, "1 template ×", "app007")
 	if body := get(t, srv.URL+"/fragment/grid?kind=ConfigMap"); !strings.Contains(body, "No templates match the filter") {
 		t.Errorf("kind=ConfigMap shows templates:\n%s", body)
 	}
