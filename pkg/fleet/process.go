@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +58,17 @@ func startProcess(ctx context.Context, cluster, workDir, binary string, args []s
 	if err := p.waitHealthy(ctx, healthURL); err != nil {
 		tail := logTail(logPath)
 		return nil, errors.Join(fmt.Errorf("%w%s", err, tail), p.stop())
+	}
+	// Healthy may mean another program answered on the port this one was
+	// told (it took the port first; this one then exits): seen as one of
+	// twenty kube-schedulers gone a moment after a fleet was ready.
+	if u, err := url.Parse(healthURL); err == nil {
+		if port, err := strconv.Atoi(u.Port()); err == nil {
+			if owned, ok := listenerOwned(cmd.Process.Pid, port); ok && !owned {
+				return nil, errors.Join(fmt.Errorf("fleet: %s: %s: port %d is held by another program (address already in use)",
+					cluster, name, port), p.stop())
+			}
+		}
 	}
 	return p, nil
 }
