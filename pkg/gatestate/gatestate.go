@@ -225,10 +225,9 @@ func newestRequest(annotations map[string]string, now time.Time) (*Request, *tim
 		if !ok {
 			continue
 		}
-		at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+		at, err := RequestTime(a.key, v)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("annotation %s: %q is not an RFC 3339 time (e.g. %s); the request is ignored",
-				a.key, v, "2026-11-23T10:00:00Z"))
+			problems = append(problems, err.Error()+"; the request is ignored")
 			continue
 		}
 		if at.After(now) {
@@ -243,6 +242,18 @@ func newestRequest(annotations map[string]string, now time.Time) (*Request, *tim
 		}
 	}
 	return newest, future, problems
+}
+
+// RequestTime reads the value of a request annotation (key, for the
+// message): an RFC 3339 time, as `federator gate open|close` and the
+// webhook receiver write it. The gate controller, the binding controller
+// and the CLI read requests with it alike.
+func RequestTime(key, value string) (time.Time, error) {
+	at, err := time.Parse(time.RFC3339, strings.TrimSpace(value))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("annotation %s: %q is not an RFC 3339 time (e.g. %s)", key, value, "2026-11-23T10:00:00Z")
+	}
+	return at, nil
 }
 
 // window is one schedule's situation at an instant.
