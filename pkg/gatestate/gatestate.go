@@ -270,8 +270,11 @@ func parseSchedule(s gatingv1alpha1.GateSchedule) (cron.Schedule, error) {
 	if tz == "" {
 		tz = "UTC"
 	}
-	if _, err := time.LoadLocation(tz); err != nil {
-		return nil, fmt.Errorf("schedule '%s': spec.schedules.timeZone %q is not an IANA time zone", s.Name, tz)
+	// "Local" loads too, but it is the zone of the machine that evaluates
+	// the gate, not one the user chose: the gate and binding controllers,
+	// the CLI and a laptop could each read the window differently.
+	if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
+		return nil, fmt.Errorf("schedule '%s': spec.schedules.timeZone %q is not an IANA time zone (e.g. Europe/Berlin, UTC)", s.Name, tz)
 	}
 	if strings.HasPrefix(strings.TrimSpace(s.Cron), "CRON_TZ=") || strings.HasPrefix(strings.TrimSpace(s.Cron), "TZ=") {
 		return nil, fmt.Errorf("schedule '%s': spec.schedules.cron %q: set the zone in timeZone, not in the expression", s.Name, s.Cron)
