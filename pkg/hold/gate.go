@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
@@ -81,6 +83,14 @@ func ParseGates(value, namespace, listedBy string) []Gate {
 			g.Ref = namespace + "/" + ref
 		case len(parts) != 2 || parts[0] == "" || parts[1] == "":
 			g.Problem = fmt.Sprintf("gate '%s' in annotation gating.federator.dev/gates is not name or namespace/name", ref)
+		}
+		if ns, name, _ := strings.Cut(g.Ref, "/"); g.Problem == "" {
+			// A Gate cannot be named so: saying it does not exist would
+			// ask for one that cannot be created.
+			if len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+				g.Problem = fmt.Sprintf("gate '%s' in annotation gating.federator.dev/gates cannot name a Gate: write namespace/name "+
+					"in lowercase letters, digits, '-' and '.' (e.g. ops/approval)", ref)
+			}
 		}
 		out = append(out, g)
 	}

@@ -299,6 +299,8 @@ func TestParseGates(t *testing.T) {
 		{"a/b/c,/x", "shop", []Gate{
 			{Ref: "a/b/c", ListedBy: "x", Problem: "gate 'a/b/c' in annotation gating.federator.dev/gates is not name or namespace/name"},
 			{Ref: "/x", ListedBy: "x", Problem: "gate '/x' in annotation gating.federator.dev/gates is not name or namespace/name"}}},
+		{"Approval", "shop", []Gate{{Ref: "shop/Approval", ListedBy: "x", Problem: "gate 'Approval' in annotation gating.federator.dev/gates " +
+			"cannot name a Gate: write namespace/name in lowercase letters, digits, '-' and '.' (e.g. ops/approval)"}}},
 	}
 	for _, tc := range cases {
 		if got := ParseGates(tc.value, tc.namespace, "x"); !reflect.DeepEqual(got, tc.want) {
