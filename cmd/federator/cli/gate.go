@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	"github.com/federator-dev/federator/pkg/gatestate"
 	"github.com/federator-dev/federator/pkg/hold"
 )
 
@@ -92,7 +93,9 @@ func requestGate(ctx context.Context, h *hub, name string, open bool, dur time.D
 		annotations[opposite] = until.Format(time.RFC3339Nano)
 		msg += fmt.Sprintf("; it %s again at %s (--for %s)", back, until.Format(time.RFC3339), dur)
 	default:
-		if at, err := time.Parse(time.RFC3339, g.Annotations[opposite]); err == nil && at.After(now) {
+		// Read as the gate controllers read it, so what they would honour
+		// later is what is cancelled now.
+		if at, err := gatestate.RequestTime(opposite, g.Annotations[opposite]); err == nil && at.After(now) {
 			annotations[opposite] = nil
 			msg += fmt.Sprintf("; the pending request to flip it back at %s is cancelled", at.UTC().Format(time.RFC3339))
 		}
