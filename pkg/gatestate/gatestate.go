@@ -283,11 +283,21 @@ func parseSchedule(s gatingv1alpha1.GateSchedule) (cron.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schedule '%s': spec.schedules.cron %q: %v", s.Name, s.Cron, err)
 	}
+	// A day that never comes ("0 0 30 2 *") is a mistake, and costly: the
+	// cron library gives up only after searching five years, on every
+	// window walked. Every day of the calendar comes within five years of
+	// neverFiresProbe, February 29th included.
+	if sched.Next(neverFiresProbe).IsZero() {
+		return nil, fmt.Errorf("schedule '%s': spec.schedules.cron %q never starts a window (no such day): check the day of month and month",
+			s.Name, s.Cron)
+	}
 	if s.Duration.Duration <= 0 {
 		return nil, fmt.Errorf("schedule '%s': spec.schedules.duration must be positive", s.Name)
 	}
 	return sched, nil
 }
+
+var neverFiresProbe = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // maxWindows bounds the walk over overlapping windows (a window longer than
 // the schedule's period).
@@ -305,7 +315,7 @@ func scheduleWindows(schedules []gatingv1alpha1.GateSchedule, now time.Time) ([]
 		w := window{name: s.Name, action: s.Action, nextStart: sched.Next(now)}
 		// Windows that started at most a duration ago are running; the
 		// latest end among them is when the schedule lets go.
-		for start, n := sched.Next(now.Add(-s.Duration.Duration)), 0; !start.After(now) && n < maxWindows; start, n = sched.Next(start), n+1 {
+		for start, n := sched.Next(now.Add(-s.Duration.Duration)), 0; !start.IsZero() && !start.After(now) && n < maxWindows; start, n = sched.Next(start), n+1 {
 			if end := start.Add(s.Duration.Duration); end.After(now) {
 				w.running = true
 				if end.After(w.end) {
