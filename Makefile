@@ -207,6 +207,18 @@ CHAOS_SHORT_STEPS ?= 50
 chaos-short: build binaries
 	for s in $(CHAOS_SHORT_SEEDS); do go run ./test/chaos --seed $$s --steps $(CHAOS_SHORT_STEPS) || exit 1; done
 
+# Go's native fuzzer over federator's parsers (docs/reliability.md#fuzzing-the-parsers-make-fuzz):
+# each FuzzXxx target for FUZZTIME, one after another, then a table of
+# executions and failures per target. FUZZ=Gate runs the matching targets
+# only; FUZZ_PARALLEL=1 keeps to one worker. The seed corpora (f.Add and
+# testdata/fuzz/) run as ordinary tests in `make unit`. Not part of `make test`.
+FUZZTIME ?= 30s
+FUZZ ?= .
+FUZZ_PARALLEL ?=
+.PHONY: fuzz
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZ='$(FUZZ)' FUZZ_PARALLEL=$(FUZZ_PARALLEL) hack/fuzz.sh
+
 # Start a local fleet (hub + 3 members) with the sample staged rollout
 # applied, and the dashboard (port 0: a free port, printed; several fleets
 # may run on one machine).
