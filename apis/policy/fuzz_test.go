@@ -48,7 +48,8 @@ func FuzzFoldAliases(f *testing.F) {
 				names := []any{}
 				for _, n := range strings.Split(v, ",") {
 					if n != "" {
-						names = append(names, n)
+						// What the API server stores is JSON: valid UTF-8.
+						names = append(names, strings.ToValidUTF8(n, "\uFFFD"))
 					}
 				}
 				s[key] = map[string]any{"clusterNames": names}
