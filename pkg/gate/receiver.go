@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -208,15 +209,28 @@ func signatureTime(value string, now time.Time) (time.Time, string) {
 		return time.Time{}, fmt.Sprintf("%s %q is not a Unix time in seconds (date +%%s)", TimestampHeader, value)
 	}
 	at := time.Unix(secs, 0)
-	switch age := now.Sub(at); {
-	case age > MaxSkew:
-		return at, fmt.Sprintf("%s %s is %s old, more than %s: sign each call afresh, with the time of the call",
-			TimestampHeader, value, age.Round(time.Second), MaxSkew)
-	case -age > MaxSkew:
+	// Compared as instants, not by their difference: one of more than 292
+	// years saturates time.Duration, and the negation of the most negative
+	// Duration is itself, which let any timestamp past 2318 through. The
+	// seconds are compared first, as time.Unix wraps near the int64 limit.
+	switch {
+	case secs > now.Unix()+int64(MaxSkew/time.Second) || at.After(now.Add(MaxSkew)):
 		return at, fmt.Sprintf("%s %s is %s ahead of the receiver's clock, more than %s: check the caller's clock",
-			TimestampHeader, value, (-age).Round(time.Second), MaxSkew)
+			TimestampHeader, value, span(at, now), MaxSkew)
+	case at.Before(now.Add(-MaxSkew)):
+		return at, fmt.Sprintf("%s %s is %s old, more than %s: sign each call afresh, with the time of the call",
+			TimestampHeader, value, span(now, at), MaxSkew)
 	}
 	return at, ""
+}
+
+// span is how much later is than earlier, to the second, or "over 292
+// years" where a time.Duration cannot say.
+func span(later, earlier time.Time) string {
+	if d := later.Sub(earlier); d >= 0 && d < math.MaxInt64 {
+		return d.Round(time.Second).String()
+	}
+	return "over 292 years"
 }
 
 // signatureOf decodes the hex of an X-Signature-256 value.
