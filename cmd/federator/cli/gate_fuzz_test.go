@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ func FuzzGateFor(f *testing.F) {
 		if !open {
 			action, key, opposite = "close", gatingv1alpha1.CloseRequestAnnotation, gatingv1alpha1.OpenRequestAnnotation
 		}
+		// What the API server stores is JSON: valid UTF-8.
+		pending = strings.ToValidUTF8(pending, "\uFFFD")
 		var before map[string]string
 		if pending != "" {
 			before = map[string]string{opposite: pending}
