@@ -94,8 +94,9 @@ func requestGate(ctx context.Context, h *hub, name string, open bool, dur time.D
 		msg += fmt.Sprintf("; it %s again at %s (--for %s)", back, until.Format(time.RFC3339), dur)
 	default:
 		// Read as the gate controllers read it, so what they would honour
-		// later is what is cancelled now.
-		if at, err := gatestate.RequestTime(opposite, g.Annotations[opposite]); err == nil && at.After(now) {
+		// later is what is cancelled now; one timed this very instant too,
+		// as close wins a tie.
+		if at, err := gatestate.RequestTime(opposite, g.Annotations[opposite]); err == nil && !at.Before(now) {
 			annotations[opposite] = nil
 			msg += fmt.Sprintf("; the pending request to flip it back at %s is cancelled", at.UTC().Format(time.RFC3339))
 		}
