@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,11 +66,7 @@ func FuzzWebhookCall(f *testing.F) {
 		if len(body) > MaxBody {
 			body = body[:MaxBody]
 		}
-		c := fake.NewClientBuilder().WithScheme(fuzzScheme).WithObjects(
-			&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"},
-				Spec: gatingv1alpha1.GateSpec{SecretRef: &corev1.LocalObjectReference{Name: "hook"}}},
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "hook"}, Data: map[string][]byte{"token": []byte(token)}},
-		).Build()
+		c := fake.NewClientBuilder().WithScheme(fuzzScheme).WithObjects(hookedGate(token)...).Build()
 		rc := &Receiver{Client: c, Secrets: c, Recorder: record.NewFakeRecorder(10), Clock: clocktesting.NewFakePassiveClock(receiverNow)}
 		rightMAC := sign([]byte(token), timestamp, body)
 		if signRight {

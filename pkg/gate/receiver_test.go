@@ -36,6 +36,16 @@ func signed(body, key string, timestamp int64) map[string]string {
 	return map[string]string{"X-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)), "X-Signature-Timestamp": ts}
 }
 
+// hookedGate is the gate ops/approval with the Secret ops/hook its
+// webhook calls are checked against, holding token.
+func hookedGate(token string) []client.Object {
+	return []client.Object{
+		&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"},
+			Spec: gatingv1alpha1.GateSpec{SecretRef: &corev1.LocalObjectReference{Name: "hook"}}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "hook"}, Data: map[string][]byte{"token": []byte(token)}},
+	}
+}
+
 // receiverNow is the receivers' clock in these tests.
 var receiverNow = at("2026-11-23T12:00:00Z")
 
@@ -74,12 +84,8 @@ func TestReceiver(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
-				&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"},
-					Spec: gatingv1alpha1.GateSpec{SecretRef: &corev1.LocalObjectReference{Name: "hook"}}},
-				&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "plain"}},
-				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "hook"}, Data: map[string][]byte{"token": []byte(token)}},
-			).Build()
+			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(append(hookedGate(token),
+				&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "plain"}})...).Build()
 			rec := record.NewFakeRecorder(10)
 			rc := &Receiver{Client: c, Secrets: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(receiverNow)}
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
@@ -157,11 +163,7 @@ func TestReceiverRefusesReplays(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
-				&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"},
-					Spec: gatingv1alpha1.GateSpec{SecretRef: &corev1.LocalObjectReference{Name: "hook"}}},
-				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "hook"}, Data: map[string][]byte{"token": []byte(token)}},
-			).Build()
+			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(hookedGate(token)...).Build()
 			clk := clocktesting.NewFakePassiveClock(now)
 			rc := &Receiver{Client: c, Secrets: c, Recorder: record.NewFakeRecorder(10), Clock: clk}
 			for i, call := range tc.calls {
@@ -190,11 +192,7 @@ func TestReceiverRefusesReplays(t *testing.T) {
 func TestReceiverForgetsTheSignatureOfAFailedCall(t *testing.T) {
 	const token, body = "s3cret", `{}`
 	fail := true
-	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
-		&gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"},
-			Spec: gatingv1alpha1.GateSpec{SecretRef: &corev1.LocalObjectReference{Name: "hook"}}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "hook"}, Data: map[string][]byte{"token": []byte(token)}},
-	).WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(hookedGate(token)...).WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 		if fail {
 			return errors.New("hub unavailable")
 		}
