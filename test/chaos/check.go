@@ -67,7 +67,7 @@ func (c *checker) released(i int, template, member string) (string, []span) {
 		end = c.intents[i+1].Done
 	}
 	points := []time.Time{in.Sent}
-	for _, p := range in.State.gateChanges(c.grace) {
+	for _, p := range in.State.gateChanges(in.Sent, end, c.grace) {
 		if p.After(in.Sent) && p.Before(end) {
 			points = append(points, p)
 		}

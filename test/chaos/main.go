@@ -9,10 +9,13 @@
 //     a ConfigMap under one PropagationPolicy (new versions, suspension
 //     by every annotation and spec.suspension, the policy deleted and
 //     created again, Gates created closed, listed on the policy, opened
-//     and closed by request, often --for a few seconds so they lapse, and
-//     deleted), 0–500 ms apart so they race the controllers;
-//   - injects faults between operations: the controller SIGKILLed and
-//     restarted, a member API server frozen (SIGSTOP) for a few operations;
+//     and closed by request, often --for a few seconds so they lapse, one
+//     with spec.window and one opened by spec.schedules for 20 s every
+//     minute, and deleted), 0–500 ms apart so they race the controllers;
+//   - injects faults between operations (faults.go): one of two controller
+//     replicas SIGKILLed and restarted, a member API server frozen
+//     (SIGSTOP) for a few operations, the hub's API server and a member's
+//     etcd restarted;
 //   - records every version every member stores (framework.Recorder,
 //     listing again on a gap) and logs every user write with the time it
 //     was sent and returned and the state it left;
@@ -38,8 +41,10 @@
 // Gates are judged by the clock (pkg/hold/gate.go): a gate the policy
 // lists holds every cluster unless it exists and its newest request timed
 // at or before that instant is an open one still within the gate's
-// spec.window; so within one state's span a gate may open (a close --for
-// flipping back) or lapse (an open --for, a window), and the state
+// spec.window (or, for the scheduled gate, until the next schedule window
+// starts or ends; then the schedule decides); so within one state's span a
+// gate may open (a close --for flipping back, a schedule window) or lapse
+// (an open --for, a window), and the state
 // releases only in the parts where it is open, each followed by the grace
 // (and a freeze's end) like the end of a span. While the policy is
 // deleted, its gates count as open if they were at any instant between

@@ -55,16 +55,39 @@ type gateState struct {
 	// Window is spec.window: how long a request is in force (0: until the
 	// next request).
 	Window time.Duration
+	// Scheduled is a gate with spec.schedules: open for scheduleOpen at the
+	// start of every minute (cron "* * * * *", UTC), closed by default
+	// otherwise. A request without spec.window is then in force only until
+	// the next window starts or ends.
+	Scheduled bool
 	// OpenAt and CloseAt are the times of the annotations
 	// open.gate.federator.dev/requestedAt and
 	// close.gate.federator.dev/requestedAt (zero: none).
 	OpenAt, CloseAt time.Time
 }
 
+// scheduleOpen is how long the scheduled gate opens at every minute.
+const scheduleOpen = 20 * time.Second
+
+// inWindow is whether t falls in a window of the scheduled gate.
+func inWindow(t time.Time) bool { return t.Sub(t.Truncate(time.Minute)) < scheduleOpen }
+
+// nextBoundary is the first instant after t at which a window of the
+// scheduled gate starts or ends.
+func nextBoundary(t time.Time) time.Time {
+	m := t.Truncate(time.Minute)
+	if t.Before(m.Add(scheduleOpen)) {
+		return m.Add(scheduleOpen)
+	}
+	return m.Add(time.Minute)
+}
+
 // openAt is whether the gate is open at t, by pkg/gatestate's rule for a
-// gate with no schedules and default closed: the newest request timed at
-// or before t (close on a tie) is in force until spec.window after it;
-// otherwise the gate is closed. The request the gate's status says was
+// gate closed by default: the newest request timed at or before t (close
+// on a tie) is in force until spec.window after it, or without a window
+// until the next schedule window starts or ends, or for good without
+// schedules; otherwise a running schedule window opens the gate, and it is
+// closed. The request the gate's status says was
 // applied never differs from the newest annotation here: every request the
 // run writes is timed now, after anything applied (write waits out a
 // flip-back about to come into force rather than cancel it).
@@ -77,10 +100,21 @@ func (g gateState) openAt(t time.Time) bool {
 	if !g.CloseAt.IsZero() && !g.CloseAt.After(t) && (!found || !g.CloseAt.Before(req)) {
 		req, open, found = g.CloseAt, false, true
 	}
-	if !found || g.Window > 0 && !t.Before(req.Add(g.Window)) {
-		return false
+	if found {
+		switch {
+		case g.Window > 0:
+			if t.Before(req.Add(g.Window)) {
+				return open
+			}
+		case g.Scheduled:
+			if t.Before(nextBoundary(req)) {
+				return open
+			}
+		default:
+			return open
+		}
 	}
-	return open
+	return g.Scheduled && inWindow(t)
 }
 
 // openDuring is whether the gate is open at some instant of [from, to].
@@ -88,7 +122,7 @@ func (g gateState) openDuring(from, to time.Time) bool {
 	if g.openAt(from) {
 		return true
 	}
-	for _, c := range g.changes() {
+	for _, c := range g.changes(from, to) {
 		if c.After(from) && !c.After(to) && g.openAt(c) {
 			return true
 		}
@@ -96,9 +130,18 @@ func (g gateState) openDuring(from, to time.Time) bool {
 	return false
 }
 
-// changes are the instants at which the gate may open or close by itself.
-func (g gateState) changes() []time.Time {
+// changes are the instants at which the gate may open or close by itself,
+// those of its schedule between from and to (at most an hour of them).
+func (g gateState) changes(from, to time.Time) []time.Time {
 	var out []time.Time
+	if g.Scheduled {
+		if to.Sub(from) > time.Hour {
+			to = from.Add(time.Hour)
+		}
+		for b := nextBoundary(from.Add(-time.Nanosecond)); !b.After(to); b = nextBoundary(b) {
+			out = append(out, b)
+		}
+	}
 	for _, at := range []time.Time{g.OpenAt, g.CloseAt} {
 		if at.IsZero() {
 			continue
@@ -222,14 +265,14 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 // gateChanges are the instants at which s's decision may change by
 // itself: when a gate's request comes into force or lapses, and when the
 // lag after a deleted policy's write ends.
-func (s state) gateChanges(grace time.Duration) []time.Time {
+func (s state) gateChanges(from, to time.Time, grace time.Duration) []time.Time {
 	var out []time.Time
 	for _, g := range s.Gates {
-		out = append(out, g.changes()...)
+		out = append(out, g.changes(from, to)...)
 	}
 	if s.Frozen != nil {
 		for _, g := range s.Frozen.Gates {
-			out = append(out, g.changes()...)
+			out = append(out, g.changes(from, to)...)
 		}
 		out = append(out, s.DeletedDone.Add(grace))
 	}

@@ -25,6 +25,15 @@ func TestAGateIsOpenByItsNewestRequestThatHasCome(t *testing.T) {
 			map[int]bool{1000: false, 6000: false}},
 		{"an open --for longer than spec.window lapses with the window", gateState{Window: 2 * time.Second, OpenAt: at(1000), CloseAt: at(9000)},
 			map[int]bool{2999: true, 3000: false, 9000: false}},
+		// t0 is on a minute: the scheduled gate is open in [0, 20 s) of each minute.
+		{"a schedule opens the gate for 20 s every minute", gateState{Scheduled: true},
+			map[int]bool{0: true, 19999: true, 20000: false, 59999: false, 60000: true, 80000: false}},
+		{"a close request without spec.window holds only until the window ends", gateState{Scheduled: true, CloseAt: at(5000)},
+			map[int]bool{4999: true, 5000: false, 19999: false, 20000: false, 60000: true}},
+		{"an open request between windows holds until the next starts, then the schedule decides", gateState{Scheduled: true, OpenAt: at(30000)},
+			map[int]bool{29999: false, 30000: true, 59999: true, 60000: true, 79999: true, 80000: false}},
+		{"a close request between windows keeps it closed through the next window's start only", gateState{Scheduled: true, CloseAt: at(30000)},
+			map[int]bool{30000: false, 59999: false, 60000: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

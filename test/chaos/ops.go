@@ -38,10 +38,12 @@ var templates = []string{"web-a", "web-b", configMap}
 
 // gateNames are the Gates the run creates, lists on the policy, opens,
 // closes and deletes; gateWindow gives the spec.window a Gate is created
-// with, so a request written without --for lapses too.
+// with, so a request written without --for lapses too; the scheduled gate
+// opens by its spec.schedules for scheduleOpen every minute.
 var (
-	gateNames  = []string{"approval", "windowed"}
-	gateWindow = map[string]time.Duration{"windowed": 4 * time.Second}
+	gateNames     = []string{"approval", "windowed", "scheduled"}
+	gateWindow    = map[string]time.Duration{"windowed": 4 * time.Second}
+	gateScheduled = map[string]bool{"scheduled": true}
 )
 
 func isConfigMap(template string) bool { return template == configMap }
@@ -237,7 +239,7 @@ func (g *generator) next(s state) (op, state) {
 		if n.Gates == nil {
 			n.Gates = map[string]gateState{}
 		}
-		n.Gates[o.Gate] = gateState{Window: gateWindow[o.Gate]}
+		n.Gates[o.Gate] = gateState{Window: gateWindow[o.Gate], Scheduled: gateScheduled[o.Gate]}
 	case opGateDelete:
 		delete(n.Gates, o.Gate)
 	case opGateList, opGateUnlist:
@@ -452,6 +454,10 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 		gate.Spec.Default = gatingv1alpha1.Closed
 		if w := next.Gates[o.Gate].Window; w > 0 {
 			gate.Spec.Window = &metav1.Duration{Duration: w}
+		}
+		if next.Gates[o.Gate].Scheduled {
+			gate.Spec.Schedules = []gatingv1alpha1.GateSchedule{{Name: "every-minute", Cron: "* * * * *",
+				Duration: metav1.Duration{Duration: scheduleOpen}, Action: gatingv1alpha1.ActionOpen}}
 		}
 		*sent = time.Now()
 		return hub.Create(ctx, gate)
