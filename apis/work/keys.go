@@ -35,6 +35,10 @@ const (
 	// HoldMessageAnnotation says, for a person, which holder holds the Work
 	// and what releases it.
 	HoldMessageAnnotation = "work.federator.dev/hold-message"
+	// HoldGatesAnnotation, on a held Work, lists the Gates that hold it
+	// (closed or missing), comma-separated "namespace/name"; absent when no
+	// gate holds it. Metrics and tools read it, not the message's wording.
+	HoldGatesAnnotation = "work.federator.dev/hold-gates"
 	// TemplateHashAnnotation, on a Work of a template a Rollout governs,
 	// is the content hash (internal/revision) of the template its manifest
 	// was built from: the rollout controller counts a cluster healthy at a

@@ -32,7 +32,7 @@ import (
 // "remove": the hold annotations come and go with the hold, the record of
 // applied overrides with the override policies, an override failure with
 // its cause.
-var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation,
+var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation, workkeys.HoldGatesAnnotation,
 	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation,
 	workkeys.BindingGenerationAnnotation}
 

@@ -3,6 +3,7 @@ package binding
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
@@ -143,4 +144,8 @@ func holdWork(work *workv1alpha1.Work, decision hold.Decision) {
 	work.Spec.SuspendDispatching = ptr.To(true)
 	work.Annotations[workkeys.HoldReasonAnnotation] = decision.Reason()
 	work.Annotations[workkeys.HoldMessageAnnotation] = decision.Message()
+	delete(work.Annotations, workkeys.HoldGatesAnnotation)
+	if gates := decision.Gates(); len(gates) > 0 {
+		work.Annotations[workkeys.HoldGatesAnnotation] = strings.Join(gates, ",")
+	}
 }

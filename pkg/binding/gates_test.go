@@ -153,6 +153,11 @@ func TestGatesJudgedByTheClock(t *testing.T) {
 				if tc.wantHeld && (!strings.Contains(msg, tc.wantMessage) || !strings.Contains(msg, wouldWrite.Message)) {
 					t.Errorf("%s: hold message %q, want it to say %q as the gate controller would (%q)", c, msg, tc.wantMessage, wouldWrite.Message)
 				}
+				// Metrics count the Works a gate holds from this list, not
+				// from the message.
+				if gates, want := w.Annotations["work.federator.dev/hold-gates"], map[bool]string{true: "shop/approval"}[tc.wantHeld]; gates != want {
+					t.Errorf("%s: annotation work.federator.dev/hold-gates = %q, want %q", c, gates, want)
+				}
 			}
 			if res.RequeueAfter != tc.wantRecheck {
 				t.Errorf("looked at again after %s, want %s", res.RequeueAfter, tc.wantRecheck)

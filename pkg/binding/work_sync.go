@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
@@ -204,6 +205,9 @@ func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied m
 	if decision.Held() {
 		annotations[workkeys.HoldReasonAnnotation] = decision.Reason()
 		annotations[workkeys.HoldMessageAnnotation] = decision.Message()
+		if gates := decision.Gates(); len(gates) > 0 {
+			annotations[workkeys.HoldGatesAnnotation] = strings.Join(gates, ",")
+		}
 	}
 	return &workv1alpha1.Work{
 		ObjectMeta: metav1.ObjectMeta{Namespace: o.WorkNamespace, Name: o.WorkName, Labels: labels,

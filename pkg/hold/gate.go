@@ -37,8 +37,11 @@ type Gate struct {
 // holds, fail safe. Deletion is never held: the dispatcher deletes
 // whatever the Work says.
 var gateClosedCheck = Check{Name: "GateClosed", Holds: func(in Input, cluster string) (Hold, bool) {
-	var msgs, notes []string
+	var msgs, notes, refs []string
 	for _, g := range append(append([]Gate{}, in.PolicyGates...), in.ClusterGates[cluster]...) {
+		if g.Problem == "" && (!g.Found || !g.Opened) {
+			refs = append(refs, g.Ref)
+		}
 		switch {
 		case g.Problem != "":
 			msgs = append(msgs, fmt.Sprintf("%s (listed by %s)", g.Problem, g.ListedBy))
@@ -59,7 +62,7 @@ var gateClosedCheck = Check{Name: "GateClosed", Holds: func(in Input, cluster st
 	if len(msgs) == 0 {
 		return Hold{}, false
 	}
-	return Hold{Reason: workkeys.ReasonGateClosed, Message: strings.Join(msgs, "; "), Note: strings.Join(notes, ", ")}, true
+	return Hold{Reason: workkeys.ReasonGateClosed, Message: strings.Join(msgs, "; "), Note: strings.Join(notes, ", "), Gates: refs}, true
 }}
 
 // ParseGates reads the annotation gating.federator.dev/gates of what lists

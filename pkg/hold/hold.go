@@ -70,6 +70,8 @@ type Hold struct {
 	// Note is the reason a person gave for the hold (an annotation's
 	// value), "" when none was given.
 	Note string
+	// Gates are the gates that hold, as "namespace/name" (GateClosed).
+	Gates []string
 }
 
 // Check is one kind of holder.
@@ -107,6 +109,17 @@ func (d Decision) Reason() string {
 		return ""
 	}
 	return d.Holds[0].Reason
+}
+
+// Gates are the gates among the holds, as "namespace/name", sorted, each
+// once.
+func (d Decision) Gates() []string {
+	var out []string
+	for _, h := range d.Holds {
+		out = append(out, h.Gates...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Message is every hold's message, "; "-separated.

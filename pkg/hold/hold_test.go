@@ -2,6 +2,7 @@ package hold
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -306,5 +307,32 @@ func TestParseGates(t *testing.T) {
 		if got := ParseGates(tc.value, tc.namespace, "x"); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("ParseGates(%q, %q) = %+v, want %+v", tc.value, tc.namespace, got, tc.want)
 		}
+	}
+}
+
+// The gates that hold are listed apart from the message, for metrics and
+// tools: closed and missing ones, each once, never an open one or an
+// unreadable reference.
+func TestDecisionListsTheGatesThatHold(t *testing.T) {
+	open := Gate{Ref: "ops/window", ListedBy: "PropagationPolicy shop/web", Found: true, Opened: true}
+	missing := Gate{Ref: "ops/typo", ListedBy: "PropagationPolicy shop/web"}
+	unreadable := Gate{Ref: "bare", ListedBy: "Cluster member1", Problem: "gate 'bare' needs a namespace"}
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want []string
+	}{
+		{"no gate", Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)}, nil},
+		{"an open gate", Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{open}}, nil},
+		{"closed, missing and open gates, the closed one listed twice",
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate, missing, open},
+				ClusterGates: map[string][]Gate{"member1": {closedGate, unreadable}}},
+			[]string{"ops/sre-approval", "ops/typo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.in, []string{"member1"}, Checks)["member1"].Gates(); !slices.Equal(got, tc.want) {
+				t.Errorf("Gates() = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

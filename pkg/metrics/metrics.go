@@ -11,9 +11,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
@@ -80,12 +80,8 @@ func workKey(obj any) (WorkKey, bool) {
 // name.
 type GateKey struct{ Namespace, Name string }
 
-// gateInHoldMessage finds the gates a hold message names (pkg/hold writes
-// them as gate 'namespace/name').
-var gateInHoldMessage = regexp.MustCompile(`gate '([^'/]+)/([^']+)'`)
-
-// gateKeys are the gates holding a Work: those its hold message names while
-// its hold reason is GateClosed.
+// gateKeys are the gates holding a Work: those its hold-gates annotation
+// lists while its hold reason is GateClosed.
 func gateKeys(obj any) []GateKey {
 	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
@@ -95,8 +91,9 @@ func gateKeys(obj any) []GateKey {
 		return nil
 	}
 	var keys []GateKey
-	for _, m := range gateInHoldMessage.FindAllStringSubmatch(work.Annotations[workkeys.HoldMessageAnnotation], -1) {
-		if k := (GateKey{m[1], m[2]}); !slices.Contains(keys, k) {
+	for _, ref := range strings.Split(work.Annotations[workkeys.HoldGatesAnnotation], ",") {
+		ns, name, ok := strings.Cut(strings.TrimSpace(ref), "/")
+		if k := (GateKey{ns, name}); ok && ns != "" && name != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}

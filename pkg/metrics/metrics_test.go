@@ -121,9 +121,10 @@ func TestScrapeCopiesNoWork(t *testing.T) {
 	}
 }
 
-func gated(ns, name, message string) *workv1alpha1.Work {
+func gated(ns, name, gates string) *workv1alpha1.Work {
 	w := work(ns, name, "GateClosed")
-	w.Annotations = map[string]string{"work.federator.dev/hold-reason": "GateClosed", "work.federator.dev/hold-message": message}
+	w.Annotations = map[string]string{"work.federator.dev/hold-reason": "GateClosed", "work.federator.dev/hold-gates": gates,
+		"work.federator.dev/hold-message": "waiting approval, gate 'ops/elsewhere' is closed (wording metrics must not parse)"}
 	return w
 }
 
@@ -134,9 +135,8 @@ func TestGateSeries(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(open, closed).Build()
 
 	counts := newWorkCounts()
-	both := gated("karmada-es-member1", "web",
-		"waiting approval, gate 'ops/approval' is closed (x; listed by PropagationPolicy shop/web); waiting approval, gate 'ops/other' is closed (y)")
-	one := gated("karmada-es-member2", "web", "waiting approval, gate 'ops/approval' is closed (x)")
+	both := gated("karmada-es-member1", "web", "ops/approval,ops/other")
+	one := gated("karmada-es-member2", "web", "ops/approval")
 	for _, w := range []*workv1alpha1.Work{both, one} {
 		counts.OnAdd(w, true)
 	}
