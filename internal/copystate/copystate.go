@@ -60,6 +60,10 @@ type State struct {
 	Message string
 	// HasWork says whether a Work carries the copy.
 	HasWork bool
+	// Runs, when Held, says the member already runs what the held Work
+	// carries (its dispatcher found the manifests applied: Applied is for
+	// this generation), so nothing waits to reach it but later changes.
+	Runs bool
 }
 
 // Of is the state of one cluster's copy from its Work (nil when there is
@@ -100,6 +104,7 @@ func Of(cluster string, work *workv1alpha1.Work, current, deleting bool, templat
 		if r.Message == "" {
 			r.Message = workkeys.MessageSuspendDispatching
 		}
+		r.Runs = applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == work.Generation
 	case work.Annotations[workkeys.OverrideFailedAnnotation] != "":
 		// The member keeps the Work's last good manifest; what the
 		// template now asks for cannot reach it until the policy is fixed.

@@ -248,15 +248,20 @@ type cell struct {
 	Work     *workv1alpha1.Work
 	Rollout  string
 	Targeted bool
+	// Runs: held, but the member already runs Version.
+	Runs bool
 }
 
 // VersionText is the version as the grid writes it: what the member
-// runs, or, while the copy is held, pending or failed, what the Work
-// carries and the member has not taken yet ("wants nginx:1.27").
+// runs, or, while the copy is held (and the member does not run it yet),
+// pending or failed, what the Work carries and the member has not taken
+// yet ("wants nginx:1.27").
 func (c cell) VersionText() string {
 	switch {
 	case c.Version == "":
 		return ""
+	case c.State == copystate.Held && c.Runs:
+		return c.Version
 	case c.State == copystate.Held || c.State == copystate.Pending || c.State == copystate.Failed:
 		return "wants " + c.Version
 	}
@@ -328,7 +333,7 @@ func (s *snapshot) cell(b binding, cluster string, targeted bool) cell {
 		current = err != nil || written >= b.obj.GetGeneration()
 	}
 	st := copystate.Of(cluster, w, current, deleting, 0)
-	c := cell{Cluster: cluster, State: st.State, Reason: st.Reason, Message: st.Message, Work: w, Targeted: targeted}
+	c := cell{Cluster: cluster, State: st.State, Reason: st.Reason, Message: st.Message, Work: w, Targeted: targeted, Runs: st.Runs}
 	if st.State == copystate.Pending && w != nil && !current {
 		// The dashboard follows the binding, not the template itself.
 		c.Message = fmt.Sprintf("the hub has not yet written the binding's generation %d into the Work (it carries %s)",

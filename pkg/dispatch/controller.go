@@ -122,7 +122,9 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		syncErr = r.takeBackHeld(ctx, member, work)
 		// Status is still collected while held, so a person sees what the
 		// member runs; an unreachable member keeps the last status.
-		_ = r.collect(ctx, member, work, &work.Status)
+		if runs, err := r.collect(ctx, member, work, &work.Status); err == nil && runs {
+			appliedAsHeld(work)
+		}
 		outcome = "held: " + dispatching.Reason + ": " + work.Annotations[workkeys.HoldMessageAnnotation]
 	default:
 		var results map[applyResult]int
@@ -237,23 +239,42 @@ func (r *WorkReconciler) memberSlot(ctx context.Context) (release func(), err er
 	}
 }
 
-func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) error {
+func (r *WorkReconciler) collect(ctx context.Context, member client.Client, work *workv1alpha1.Work, status *workv1alpha1.WorkStatus) (runs bool, _ error) {
 	var statuses []workv1alpha1.ManifestStatus
+	runs = len(work.Spec.Workload.Manifests) > 0
 	for i, m := range work.Spec.Workload.Manifests {
 		manifest, err := decodeManifest(m)
 		if err != nil {
-			return err
+			return false, err
 		}
 		current, err := getMemberObject(ctx, member, manifest)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if ms, ok := manifestStatus(member, i, current); ok {
 			statuses = append(statuses, ms)
 		}
+		hash, err := desiredHash(manifest)
+		runs = runs && err == nil && current != nil && current.GetAnnotations()[workkeys.AppliedHashAnnotation] == hash
 	}
 	status.ManifestStatuses = statuses
-	return nil
+	return runs, nil
+}
+
+// appliedAsHeld moves a held Work's Applied condition (True) to the
+// Work's generation when the member already runs every manifest the Work
+// carries (their applied-hash is the manifests'): Applied says which spec
+// the member runs, and a hold that changed only spec.suspendDispatching
+// left it running this one. A manifest changed while held is not run yet,
+// and Applied stays at the generation before. No event: nothing was sent.
+func appliedAsHeld(work *workv1alpha1.Work) {
+	applied := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionApplied)
+	if applied == nil || applied.Status != metav1.ConditionTrue || applied.ObservedGeneration == work.Generation {
+		return
+	}
+	current := *applied
+	current.ObservedGeneration = work.Generation
+	meta.SetStatusCondition(&work.Status.Conditions, current)
 }
 
 // ensureWatches makes sure the member's objects of every kind the Work

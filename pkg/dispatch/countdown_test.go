@@ -10,6 +10,8 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -193,5 +195,46 @@ func TestHeldWorkLeavesTheCountdownOfAnotherObjectToSoftdelete(t *testing.T) {
 	}
 	if _, found, _ := countdown.Lookup(context.Background(), d.hub, testCluster, "Deployment", "shop", "web"); !found {
 		t.Error("the tombstone of another object was forgotten: it is pkg/softdelete's to end")
+	}
+}
+
+// A hold that changes only spec.suspendDispatching leaves the member
+// running what the Work carries, and the Work's Applied condition says so
+// (its observedGeneration is the held generation); a manifest changed while
+// held has not reached the member, and Applied stays where it was.
+func TestHeldWorkSaysWhetherTheMemberRunsIt(t *testing.T) {
+	w := workFixture(t, false, nil)
+	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+	d.reconcile(t, w)
+	applied := func() *metav1.Condition {
+		return meta.FindStatusCondition(d.work(t, w).Status.Conditions, "Applied")
+	}
+	if c := applied(); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 1 {
+		t.Fatalf("after the first apply, Applied = %+v", c)
+	}
+	update := func(gen int64, change func(*workv1alpha1.Work)) {
+		t.Helper()
+		cur := d.work(t, w)
+		cur.Generation = gen
+		change(cur)
+		if err := d.hub.Update(context.Background(), cur); err != nil {
+			t.Fatal(err)
+		}
+		d.reconcile(t, w)
+	}
+
+	update(2, func(w *workv1alpha1.Work) { w.Spec.SuspendDispatching = ptr.To(true) })
+	if c := applied(); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 2 {
+		t.Errorf("held with the manifest the member runs: Applied = %+v, want True for generation 2", c)
+	}
+
+	update(3, func(w *workv1alpha1.Work) {
+		w.Spec.Workload.Manifests[0].Raw = []byte(strings.Replace(string(w.Spec.Workload.Manifests[0].Raw), "nginx:1.25", "nginx:1.26", 1))
+	})
+	if c := applied(); c == nil || c.ObservedGeneration != 2 {
+		t.Errorf("held with a manifest the member does not run: Applied = %+v, want it left at generation 2", c)
+	}
+	if dep, err := d.memberDeployment(); err != nil || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.25" {
+		t.Errorf("the held version reached the member: %v %v", dep.Spec.Template.Spec.Containers, err)
 	}
 }
