@@ -187,10 +187,14 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 		if err != nil {
 			return c, err
 		}
+		c.controllerManager.watch(spec.progress)
 	}
 	if spec.nodes > 0 {
 		if c.workloads, err = startWorkloads(ctx, c, spec.bins, spec.nodes); err != nil {
 			return c, err
+		}
+		for _, p := range c.workloads {
+			p.watch(spec.progress)
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,6 +29,21 @@ type process struct {
 	log     *os.File
 	exited  chan struct{} // closed when the process has exited
 	waitErr error         // valid once exited is closed
+	// stopping is set by stop: an exit after it is no news.
+	stopping atomic.Bool
+}
+
+// watch says on progress, once, that the process exited while the fleet
+// runs (not by stop), with its log's last lines: a member whose scheduler
+// or kwok is gone runs no pods, one whose controller manager is gone
+// deletes no namespace, and nothing else would tell.
+func (p *process) watch(progress *progressLog) {
+	go func() {
+		<-p.exited
+		if !p.stopping.Load() {
+			progress.printf("%s: %s exited while the fleet runs (%v); its log %s ends:%s", p.cluster, p.name, p.waitErr, p.logPath, logTail(p.logPath))
+		}
+	}()
 }
 
 // startProcess runs binary with args and returns once healthURL answers
@@ -105,6 +121,7 @@ func (p *process) waitHealthy(ctx context.Context, url string) error {
 
 // stop terminates the process group, killing it if it does not exit in time.
 func (p *process) stop() error {
+	p.stopping.Store(true)
 	defer p.log.Close()
 	pgid := p.cmd.Process.Pid
 	select {

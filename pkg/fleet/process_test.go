@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A listener is told apart by the process that holds it: this test's
@@ -65,4 +67,61 @@ func TestStartProcessRefusesAPortAnotherProgramHolds(t *testing.T) {
 	if !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("the error does not say the port is in use (startOnFreePort retries only then): %v", err)
 	}
+}
+
+// startRaw runs script as a fleet process, without a health check.
+func startRaw(t *testing.T, script string) *process {
+	t.Helper()
+	dir := t.TempDir()
+	logPath := dir + "/kwok.log"
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cluster: "member2", name: "kwok", cmd: cmd, logPath: logPath, log: log, exited: make(chan struct{})}
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	return p
+}
+
+// A program that dies while the fleet runs is said on the progress log,
+// with its log's end; one the fleet stops is not.
+func TestAProcessThatDiesIsSaid(t *testing.T) {
+	var out strings.Builder
+	progress := &progressLog{w: &out}
+	dies := startRaw(t, "echo 'F1126 node lease: too many open files'; exit 3")
+	dies.watch(progress)
+	<-dies.exited
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(progressText(progress, &out), "exited") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := progressText(progress, &out)
+	for _, want := range []string{"member2: kwok exited while the fleet runs (exit status 3)", "too many open files"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress log %q lacks %q", got, want)
+		}
+	}
+
+	out.Reset()
+	stopped := startRaw(t, "sleep 30")
+	stopped.watch(progress)
+	if err := stopped.stop(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := progressText(progress, &out); got != "" {
+		t.Errorf("a process the fleet stopped was reported: %q", got)
+	}
+}
+
+func progressText(p *progressLog, out *strings.Builder) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return out.String()
 }
