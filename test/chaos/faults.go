@@ -1,6 +1,14 @@
 package main
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // The faults a run injects between operations (docs/reliability.md): each
 // records its span, which the checker reads (a freeze or an etcd restart
@@ -46,11 +54,43 @@ func (r *chaosRun) restartEtcd(member string, down time.Duration) error {
 	if err := m.StartEtcd(); err != nil {
 		return err
 	}
+	// The member's API server stores what it took during the outage only
+	// once its etcd client is back, seconds after etcd (seen: 3–5 s): the
+	// fault lasts until the member stores a write of this program's own.
+	back, err := r.memberStores(member)
+	if err != nil {
+		return err
+	}
 	r.mu.Lock()
 	r.faults = append(r.faults, fault{Kind: faultRestartEtcd, Member: member, From: from, To: time.Now()})
 	r.mu.Unlock()
-	logf("%s's etcd stopped and started again after %s", member, down)
+	logf("%s's etcd stopped and started again after %s; the member stored writes again %s later", member, down, back.Round(time.Millisecond))
 	return nil
+}
+
+// memberStores waits until member stores a write (a ConfigMap of this
+// program's own in kube-system, which nothing else watches) and says how
+// long that took.
+func (r *chaosRun) memberStores(member string) (time.Duration, error) {
+	began := time.Now()
+	c := r.members[member]
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "chaos-etcd-probe"},
+			Data: map[string]string{"at": time.Now().UTC().Format(time.RFC3339Nano)}}
+		err := c.Update(ctx, cm)
+		if apierrors.IsNotFound(err) {
+			err = c.Create(ctx, cm)
+		}
+		cancel()
+		if err == nil {
+			return time.Since(began), nil
+		}
+		if time.Since(began) > time.Minute {
+			return 0, fmt.Errorf("%s stores no write a minute after its etcd restarted: %w", member, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // restartHub stops the hub's API server and starts it again after down,

@@ -116,6 +116,8 @@ func main() {
 	flag.StringVar(&o.federator, "federator", "", "federator binary to test (default: bin/federator)")
 	flag.StringVar(&o.binDir, "bin-dir", "", "directory of kube-apiserver and etcd (default: $KUBEBUILDER_ASSETS, else bin/)")
 	flag.DurationVar(&o.converge, "converge-timeout", 2*time.Minute, "how long every member may take to converge after the final resume")
+	recheck := flag.String("check-history", "",
+		"judge the history a run wrote with --history (FILE) again, with this build's checker and --grace, and run nothing")
 	flag.StringVar(&o.history, "history", "",
 		"write the run's history here as JSON (user writes with the state each left, faults, stored versions), for a closer look")
 	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
@@ -141,6 +143,9 @@ func main() {
 	if o.replicas < 1 {
 		fmt.Fprintln(os.Stderr, "chaos: --replicas must be 1 or more")
 		os.Exit(exitError)
+	}
+	if *recheck != "" {
+		os.Exit(checkHistory(*recheck, o.grace))
 	}
 	if o.seed == 0 {
 		o.seed = time.Now().UnixNano() % 1_000_000

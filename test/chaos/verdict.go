@@ -208,3 +208,43 @@ func writeHistory(path string, intents []intent, faults []fault, stores []stored
 	}
 	return os.WriteFile(path, raw, 0o644)
 }
+
+// checkHistory judges the history a run wrote with --history again: a
+// finding can be looked at, and the checker changed, without running the
+// fleet again. It prints every violation and returns the exit code.
+func checkHistory(path string, grace time.Duration) int {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		logf("--check-history: %v", err)
+		return exitError
+	}
+	var h struct {
+		Writes []intent
+		Faults []fault
+		Stored []stored
+	}
+	if err := json.Unmarshal(raw, &h); err != nil || len(h.Writes) == 0 {
+		logf("--check-history: %s is no history --history wrote: %v", path, err)
+		return exitError
+	}
+	c := &checker{intents: h.Writes, faults: h.Faults, grace: grace}
+	var members []string
+	for _, s := range h.Stored {
+		if !slices.Contains(members, s.Member) {
+			members = append(members, s.Member)
+		}
+	}
+	slices.Sort(members)
+	n := 0
+	for _, s := range h.Stored {
+		if v := c.check(s); v != nil {
+			n++
+			fmt.Println(c.report(v, members, h.Writes[0].Sent))
+		}
+	}
+	fmt.Printf("%s: %d stored versions checked against %d user writes (grace %s), %d violations\n", path, len(h.Stored), len(h.Writes), grace, n)
+	if n > 0 {
+		return exitViolation
+	}
+	return 0
+}
