@@ -388,6 +388,18 @@ func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
 
 // localFleet is the suite's local fleet, for specs that reach into it
 // (stop a member's API server, slow it down); with FLEET=kind they skip.
+// faults puts members out of service and back, on either provider: the
+// local fleet stops or freezes a member's API server process, kind pauses
+// the member's node containers.
+func faults() fleet.Faults {
+	GinkgoHelper()
+	f, ok := env.Running.(fleet.Faults)
+	if !ok {
+		Skip(fmt.Sprintf("the fleet of FLEET=%s cannot put a member out of service", fleetProvider))
+	}
+	return f
+}
+
 func localFleet() *fleet.Fleet {
 	GinkgoHelper()
 	if env.Fleet == nil {
