@@ -201,6 +201,13 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if kindPlan != nil {
+		// The local fleet starts its hub with the CRDs; a kind hub gets
+		// them now, before members are registered as Clusters.
+		if _, err := hub.Install(ctx, hubClient); err != nil {
+			return fmt.Errorf("kind hub: %w", err)
+		}
+	}
 	for _, m := range memberEndpoints {
 		if err := membership.Register(ctx, hubClient, m.Name, m.Config); err != nil {
 			return err

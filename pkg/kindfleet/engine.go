@@ -94,7 +94,10 @@ func chooseEngine(asked Engine, dockerProblems []string, podmanInstalled bool) e
 	case len(dockerProblems) == 0:
 		return engineChoice{engine: EngineDocker, why: "Docker starts privileged containers"}
 	case podmanInstalled:
-		return engineChoice{engine: EnginePodman, why: "Docker cannot run kind nodes here (" + strings.Join(dockerProblems, "; ") + ")"}
+		// The gist of Docker's first problem; --engine docker tells it all.
+		gist, _, _ := strings.Cut(dockerProblems[0], " (")
+		gist, _, _ = strings.Cut(gist, ";")
+		return engineChoice{engine: EnginePodman, why: "Docker cannot run kind nodes here (" + gist + "; --engine docker says why), podman is installed"}
 	}
 	problems := append([]string(nil), dockerProblems...)
 	return engineChoice{engine: EngineDocker, problems: append(problems,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -306,14 +307,12 @@ func inotifyInstancesInUse(uid int) int {
 }
 
 // copyImageToPodman copies image from Docker into podman as name
-// (`docker save image | podman load`, then `podman tag`), removing the name
-// podman's load gave it unless podman had that name before.
+// (`docker save image | podman load`, then `podman tag` unless podman
+// loaded it as name already: podman 4.3 names an archive's
+// federator/... localhost/federator/...).
 func copyImageToPodman(ctx context.Context, image, name string, printf func(string, ...any)) error {
 	began := time.Now()
 	printf("copying node image %s from Docker into podman as %s (docker save | podman load) ...", image, name)
-	podman := EnginePodman.cli()
-	loadedAs := "docker.io/" + image
-	hadLoadedName := podman.hasImage(ctx, loadedAs)
 	save := exec.CommandContext(ctx, string(EngineDocker), "save", image)
 	load := exec.CommandContext(ctx, string(EnginePodman), "load")
 	pipe, err := save.StdoutPipe()
@@ -334,12 +333,35 @@ func copyImageToPodman(ctx context.Context, image, name string, printf func(stri
 	if loadErr != nil {
 		return fmt.Errorf("kind fleet: podman load of %s: %w: %s", image, loadErr, strings.TrimSpace(loadOut.String()))
 	}
-	if _, err := podman.run(ctx, nil, "tag", loadedAs, name); err != nil {
-		return fmt.Errorf("kind fleet: podman tag %s %s (after podman load said %q): %w", loadedAs, name, strings.TrimSpace(loadOut.String()), err)
-	}
-	if !hadLoadedName {
-		_, _ = podman.run(ctx, nil, "untag", name, loadedAs)
+	loaded := loadedImages(loadOut.String())
+	if !slices.Contains(loaded, name) {
+		if len(loaded) != 1 {
+			return fmt.Errorf("kind fleet: podman load of %s loaded %q; tag the image %s by hand (podman tag)", image, loaded, name)
+		}
+		if _, err := EnginePodman.cli().run(ctx, nil, "tag", loaded[0], name); err != nil {
+			return fmt.Errorf("kind fleet: podman tag %s %s: %w", loaded[0], name, err)
+		}
 	}
 	printf("node image copied into podman in %s", time.Since(began).Round(time.Second))
 	return nil
+}
+
+// loadedImages are the names `podman load` (and `docker load`) printed:
+// "Loaded image: NAME" or "Loaded image(s): NAME,NAME".
+func loadedImages(output string) []string {
+	var names []string
+	for _, line := range strings.Split(output, "\n") {
+		_, after, ok := strings.Cut(line, "Loaded image")
+		if !ok {
+			continue
+		}
+		if _, list, ok := strings.Cut(after, ": "); ok {
+			for _, n := range strings.Split(list, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	return names
 }

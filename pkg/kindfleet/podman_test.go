@@ -159,7 +159,7 @@ func TestChooseEngine(t *testing.T) {
 		{name: "podman asked", asked: EnginePodman, want: EnginePodman},
 		{name: "auto, Docker runs kind", asked: EngineAuto, podmanInstalled: true, want: EngineDocker, wantWhy: "Docker starts privileged containers"},
 		{name: "auto, Docker refuses, podman there", asked: EngineAuto, dockerProblems: refused, podmanInstalled: true, want: EnginePodman,
-			wantWhy: "Docker cannot run kind nodes here (" + refused[0] + ")"},
+			wantWhy: "Docker cannot run kind nodes here (Docker cannot start privileged containers, and every kind node is one; --engine docker says why), podman is installed"},
 		{name: "auto, neither", asked: EngineAuto, dockerProblems: refused, want: EngineDocker,
 			wantProblems: append(append([]string(nil), refused...),
 				"podman, which runs kind nodes where Docker cannot, is not installed either; install podman: apt-get install -y podman (docs/kind.md), "+noEngineNeeded)},
@@ -196,6 +196,18 @@ func TestNodeImageName(t *testing.T) {
 	} {
 		if got := tc.engine.nodeImageName(tc.image); got != tc.want {
 			t.Errorf("%s.nodeImageName(%s) = %s, want %s", tc.engine, tc.image, got, tc.want)
+		}
+	}
+}
+
+func TestLoadedImages(t *testing.T) {
+	for out, want := range map[string][]string{
+		"Getting image source signatures\nStoring signatures\nLoaded image: localhost/federator/kind-node:v1.34.1\n": {"localhost/federator/kind-node:v1.34.1"},
+		"Loaded image(s): docker.io/federator/web:1.25,docker.io/federator/web:1.26\n":                               {"docker.io/federator/web:1.25", "docker.io/federator/web:1.26"},
+		"Storing signatures\n": nil,
+	} {
+		if got := loadedImages(out); !slices.Equal(got, want) {
+			t.Errorf("loadedImages(%q) = %q, want %q", out, got, want)
 		}
 	}
 }
