@@ -49,14 +49,14 @@ func forRealContainers(sample []byte) ([]byte, error) {
 		if u.GetKind() == "Deployment" {
 			containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 			if err != nil {
-				return nil, fmt.Errorf("Deployment %s: %w", u.GetName(), err)
+				return nil, fmt.Errorf("sample Deployment %s: %w", u.GetName(), err)
 			}
 			for _, c := range containers {
 				c := c.(map[string]any)
 				image, _ := c["image"].(string)
 				repo, tag, _ := strings.Cut(image, ":")
 				if repo != "nginx" {
-					return nil, fmt.Errorf("Deployment %s: container image %q is not nginx:TAG", u.GetName(), image)
+					return nil, fmt.Errorf("sample Deployment %s: container image %q is not nginx:TAG", u.GetName(), image)
 				}
 				c["image"] = kindfleet.WebRepository + ":" + tag
 				c["readinessProbe"] = webReadiness

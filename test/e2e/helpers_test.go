@@ -386,8 +386,6 @@ func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
 	return out
 }
 
-// localFleet is the suite's local fleet, for specs that reach into it
-// (stop a member's API server, slow it down); with FLEET=kind they skip.
 // faults puts members out of service and back, on either provider: the
 // local fleet stops or freezes a member's API server process, kind pauses
 // the member's node containers.
@@ -398,14 +396,6 @@ func faults() fleet.Faults {
 		Skip(fmt.Sprintf("the fleet of FLEET=%s cannot put a member out of service", fleetProvider))
 	}
 	return f
-}
-
-func localFleet() *fleet.Fleet {
-	GinkgoHelper()
-	if env.Fleet == nil {
-		Skip(fmt.Sprintf("needs the local fleet's own API server processes; the suite runs on FLEET=%s", fleetProvider))
-	}
-	return env.Fleet
 }
 
 // leave deletes member's Cluster from the hub, as an operator unregistering
