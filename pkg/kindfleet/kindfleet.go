@@ -298,7 +298,17 @@ func (f *Fleet) deleteAll() error {
 	var errs []error
 	for _, c := range f.created {
 		f.printf("deleting kind cluster %s ...", c.kindName)
-		if err := f.provider.Delete(c.kindName, c.kubeconfigPath); err != nil {
+		err := f.provider.Delete(c.kindName, c.kubeconfigPath)
+		if err != nil {
+			// Seen once under podman on a loaded machine: the node's
+			// processes outlived `podman rm -f`'s SIGKILL wait ("given PIDs
+			// did not die within timeout"); a second try a moment later finds
+			// them gone.
+			f.printf("deleting kind cluster %s failed (%v); trying once more", c.kindName, err)
+			time.Sleep(3 * time.Second)
+			err = f.provider.Delete(c.kindName, c.kubeconfigPath)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("kind fleet: deleting %s (delete it with `hack/kind-down.sh`): %w: %w%s", c.kindName, ErrLeftBehind, err, commandOutput(err)))
 		}
 		if err := os.Remove(c.kubeconfigPath); err != nil && !os.IsNotExist(err) {
