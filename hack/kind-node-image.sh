@@ -244,8 +244,20 @@ install -m 0644 "$f/etc/default/kubelet" "$n/etc/default/"
 install -m 0644 "$f"/etc/sysctl.d/* "$n/etc/sysctl.d/"
 install -m 0644 "$f"/etc/systemd/system/{containerd.service,kubelet.service,kubelet.slice,undo-mount-hacks.service} "$n/etc/systemd/system/"
 install -m 0644 "$f"/etc/systemd/system/kubelet.service.d/* "$n/etc/systemd/system/kubelet.service.d/"
-# The sandbox image kubeadm expects, as kind's release images set it.
-sed "s|sandbox_image = .*|sandbox_image = \"${refs[pause]}\"|" "$f/etc/containerd/config.toml" >"$n/etc/containerd/config.toml"
+# The sandbox image kubeadm expects, as kind's release images set it; and
+# restrict_oom_score_adj = true, which kind's entrypoint sets only in a user
+# namespace (rootless): where the node runs with fewer capabilities than
+# Docker's --privileged gives (podman's --privileged on a host whose bounding
+# set lacks CAP_SYS_RESOURCE, docs/kind.md), runc cannot lower a pause
+# container's oom_score_adj to -998 and every pod sandbox fails with "can't
+# get final child's PID from pipe: EOF". Restricted, containerd never sets a
+# score below its own: under Docker, where it runs at -999 (kind's unit), the
+# pause container keeps its -998; under podman the pods get containerd's.
+sed -e "s|sandbox_image = .*|sandbox_image = \"${refs[pause]}\"|" \
+	-e 's|restrict_oom_score_adj = false|restrict_oom_score_adj = true|' \
+	"$f/etc/containerd/config.toml" >"$n/etc/containerd/config.toml"
+grep -q '^ *restrict_oom_score_adj = true$' "$n/etc/containerd/config.toml" ||
+	die "kind's containerd config.toml has no 'restrict_oom_score_adj = false' to turn on (kind $KIND_VERSION changed it?)"
 install -m 0755 "$BIN"/{kubelet,kubeadm,kubectl} "$n/usr/bin/"
 install -m 0755 "$work"/bin/{containerd,ctr,containerd-shim-runc-v2,crictl} "$n/usr/local/bin/"
 echo "$KUBE_VERSION" >"$n/kind/version"

@@ -5,12 +5,14 @@
 # controllers running until Ctrl-C, which deletes every cluster it created.
 # Further arguments go to `federator up` (--sample, --node-image IMG, ...).
 #
-# `federator up --provider kind` checks, before creating anything, that a
-# Docker daemon answers, starts privileged containers and has the node image,
-# and says what is missing; `federator up` without --provider kind needs no
-# Docker.
+# `federator up --provider kind` runs the nodes in Docker where it starts
+# privileged containers, else in podman (--engine auto|docker|podman), and
+# checks, before creating anything, what that engine needs (for podman: its
+# rlimits in containers.conf, inotify instances, the node image, which it
+# copies from Docker), saying what to run for each missing piece;
+# `federator up` without --provider kind needs neither Docker nor podman.
 #
-#   hack/kind-up.sh 3 --sample
+#   hack/kind-up.sh 3 --sample [--engine podman]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -37,6 +37,7 @@ func newUpCommand() *cobra.Command {
 		provider          string
 		nodeImage         string
 		kindPrefix        string
+		engine            string
 		hubCRDsDir        string
 	)
 	cmd := &cobra.Command{
@@ -46,9 +47,11 @@ func newUpCommand() *cobra.Command {
 members as Karmada Clusters, run federator's controllers, and write DIR/hub.kubeconfig,
 DIR/member1.kubeconfig, ... Stops everything it started on SIGINT or SIGTERM.
 
-With --provider kind the hub and members are kind clusters (Docker containers running
-real nodes) named PREFIX-hub, PREFIX-member1, ...; it first checks that a Docker daemon
-answers, starts privileged containers and has the node image, and says what is missing.`,
+With --provider kind the hub and members are kind clusters (containers running real
+nodes) named PREFIX-hub, PREFIX-member1, ..., in Docker where it starts privileged
+containers, else in podman (--engine); it first checks what that engine needs (for
+podman: its rlimits in containers.conf, inotify instances, the node image) and says
+what to run for each piece that is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if members < 1 {
@@ -66,9 +69,13 @@ answers, starts privileged containers and has the node image, and says what is m
 			if err := flagsOfProvider(cmd.Flags(), provider); err != nil {
 				return err
 			}
+			kindEngine, err := kindfleet.ParseEngine(engine)
+			if err != nil {
+				return err
+			}
 			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, dir: dir, binDir: binDir,
 				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o,
-				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix, hubCRDsDir: hubCRDsDir})
+				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix, engine: kindEngine, hubCRDsDir: hubCRDsDir})
 		},
 	}
 	f := cmd.Flags()
@@ -79,8 +86,9 @@ answers, starts privileged containers and has the node image, and says what is m
 	f.BoolVar(&controllerManager, "controller-manager", true, "run kube-controller-manager in every cluster: on the hub the namespace, garbage-collector and serviceaccount-token controllers only; in members also the service-account and workload controllers")
 	f.BoolVar(&workloads, "workloads", true, "members run pods: kube-scheduler and simulated nodes (kwok), so Deployments become Available; false gives bare API servers")
 	f.IntVar(&nodes, "nodes", fleet.DefaultNodes, "simulated nodes per member with --workloads, each with 4 CPUs, 8Gi memory and 110 pods allocatable")
-	f.StringVar(&provider, "provider", providerLocal, "what the clusters are: local (API servers run here, no Docker needed) or kind (kind clusters in Docker)")
-	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present locally, else kind's default "+kindfleet.DefaultKindImage+")")
+	f.StringVar(&provider, "provider", providerLocal, "what the clusters are: local (API servers run here, no container engine needed) or kind (kind clusters in Docker or podman)")
+	f.StringVar(&engine, "engine", string(kindfleet.EngineAuto), "with --provider kind: the container engine of the nodes: auto (Docker where it starts privileged containers, else podman where installed), docker or podman")
+	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present locally (podman: localhost/"+kindfleet.LocalNodeImage+", copied from Docker if only Docker has it), else kind's default "+kindfleet.DefaultKindImage+")")
 	f.StringVar(&kindPrefix, "kind-prefix", kindfleet.DefaultPrefix, "with --provider kind: the kind clusters' names start with it (PREFIX-hub, PREFIX-member1, ...), so fleets with different prefixes coexist")
 	f.StringVar(&hubCRDsDir, "hub-crds", "", "start the hub with the CustomResourceDefinitions in this directory's YAML files (e.g. Karmada's charts/karmada/_crds/bases, as a Karmada hub has them) instead of federator's of the same names, before the controllers start")
 	addHubFlags(f, &o)
@@ -98,10 +106,14 @@ type upOptions struct {
 	provider          string
 	nodeImage         string
 	kindPrefix        string
+	engine            kindfleet.Engine
 	hubCRDsDir        string
 	// dashboardURL is where --dashboard-bind-address serves the page,
 	// once it listens; "" when off.
 	dashboardURL string
+	// kindWorkloads: the kind fleet's members have every
+	// kindfleet.WorkloadImages, so the sample runs federator/web there.
+	kindWorkloads bool
 }
 
 const (
@@ -113,7 +125,7 @@ const (
 // there, they are refused rather than silently ignored.
 var (
 	localOnlyFlags = []string{"bin-dir", "controller-manager", "workloads", "nodes", "hub-crds"}
-	kindOnlyFlags  = []string{"node-image", "kind-prefix"}
+	kindOnlyFlags  = []string{"node-image", "kind-prefix", "engine"}
 )
 
 func flagsOfProvider(flags *pflag.FlagSet, provider string) error {
@@ -124,7 +136,7 @@ func flagsOfProvider(flags *pflag.FlagSet, provider string) error {
 	case providerKind:
 		foreign = localOnlyFlags
 	default:
-		return fmt.Errorf("--provider %q: use %s (no Docker needed) or %s", provider, providerLocal, providerKind)
+		return fmt.Errorf("--provider %q: use %s (no container engine needed) or %s", provider, providerLocal, providerKind)
 	}
 	for _, name := range foreign {
 		if flags.Changed(name) {
@@ -140,7 +152,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	// cannot run it is told so and keeps nothing.
 	var kindPlan *kindfleet.Plan
 	if o.provider == providerKind {
-		kindPlan, err = kindfleet.Check(ctx, kindfleet.Options{Dir: o.dir, Members: o.members, NodeImage: o.nodeImage, Prefix: o.kindPrefix})
+		kindPlan, err = kindfleet.Check(ctx, kindfleet.Options{Dir: o.dir, Members: o.members, NodeImage: o.nodeImage, Prefix: o.kindPrefix, Engine: o.engine})
 		var preflight *kindfleet.PreflightError
 		if errors.As(err, &preflight) {
 			return fmt.Errorf("--provider kind cannot run on this machine:\n  %s", strings.Join(preflight.Problems, "\n  "))
@@ -162,7 +174,10 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	var f fleet.Running
 	if kindPlan != nil {
 		// Creating kind clusters takes minutes: progress goes to the terminal too.
-		f, err = kindPlan.Start(ctx, io.MultiWriter(out, logFile))
+		var kf *kindfleet.Fleet
+		if kf, err = kindPlan.Start(ctx, io.MultiWriter(out, logFile)); err == nil {
+			f, o.kindWorkloads = kf, kf.WorkloadImagesLoaded()
+		}
 	} else {
 		f, err = startLocalFleet(ctx, o, logFile)
 	}
@@ -186,6 +201,13 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if kindPlan != nil {
+		// The local fleet starts its hub with the CRDs; a kind hub gets
+		// them now, before members are registered as Clusters.
+		if _, err := hub.Install(ctx, hubClient); err != nil {
+			return fmt.Errorf("kind hub: %w", err)
+		}
+	}
 	for _, m := range memberEndpoints {
 		if err := membership.Register(ctx, hubClient, m.Name, m.Config); err != nil {
 			return err
@@ -202,7 +224,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	go func() {
 		runErr <- hub.Run(runCtx, hubEndpoint.Config, o.hub, func() {
 			if o.sample {
-				if err := yamldocs.Apply(runCtx, hubClient, samples.Rollout, client.FieldOwner("federator-sample")); err != nil {
+				if err := yamldocs.Apply(runCtx, hubClient, o.sampleRollout(), client.FieldOwner("federator-sample")); err != nil {
 					readyErr <- fmt.Errorf("apply the sample rollout: %w", err)
 					return
 				}
@@ -229,9 +251,21 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 }
 
 // staged says whether the sample comes with its Rollout: where members run
-// workloads in simulated nodes, so versions become healthy (or, tagged
-// -broken, never do). Bare members and kind get the steps by hand.
-func (o upOptions) staged() bool { return o.workloads && o.provider != providerKind }
+// workloads, so versions become healthy (or, tagged -broken, never do):
+// in simulated nodes, or in kind nodes that have the workload images.
+// Bare members, and kind members without those images, get the steps by hand.
+func (o upOptions) staged() bool {
+	return o.workloads && (o.provider != providerKind || o.kindWorkloads)
+}
+
+// image is the sample's image of tag: nginx, or federator/web where kind
+// nodes run it for real.
+func (o upOptions) image(tag string) string {
+	if o.provider == providerKind && o.kindWorkloads {
+		return kindfleet.WebRepository + ":" + tag
+	}
+	return "nginx:" + tag
+}
 
 // printReady prints the ready line and, with --sample, the steps of the
 // staged rollout: with the sample's Rollout, a good version that walks
@@ -256,8 +290,8 @@ func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Durati
 	// Every command is printed to be pasted into a shell as is: arguments
 	// holding ( ) [ ] ? or " are single-quoted.
 	fmt.Fprintf(out, `
-A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to every member.
-`)
+A staged rollout sample is applied: Deployment demo/web (%s) goes to every member.
+`, o.image("1.25"))
 	federator := selfCommand()
 	if kubectl := filepath.Join(o.binDir, "kubectl"); isExecutable(kubectl) {
 		abs, err := filepath.Abs(o.binDir)
@@ -270,7 +304,7 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 		}
 	}
 	if o.staged() {
-		printStagedSteps(out, dir, hubKC, federator, memberNames)
+		printStagedSteps(out, dir, hubKC, federator, memberNames, o.image)
 		return
 	}
 	fmt.Fprintf(out, `Watch each member's image, why each Work is dispatched or held, and how many pods of the new version are ready in each member:
@@ -321,7 +355,7 @@ A staged rollout sample is applied: Deployment demo/web (nginx:1.25) goes to eve
 
 // printStagedSteps walks the sample's Rollout: every step is a command
 // to paste, and what it shows.
-func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames []string) {
+func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames []string, image func(tag string) string) {
 	first, rest := memberNames[0], "the other members"
 	if len(memberNames) == 2 {
 		rest = memberNames[1]
@@ -331,8 +365,8 @@ func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames [
 	status := func(extra string) string {
 		return fmt.Sprintf("  %s rollout status web -n demo %s%s\n", fed, fleetFlag, extra)
 	}
-	setImage := func(image string) string {
-		return fmt.Sprintf("  kubectl --kubeconfig %s -n demo set image deploy/web web=%s\n", hubKC, image)
+	setImage := func(img string) string {
+		return fmt.Sprintf("  kubectl --kubeconfig %s -n demo set image deploy/web web=%s\n", hubKC, img)
 	}
 	fmt.Fprintf(out, `Rollout demo/web releases each new version stage by stage: canary (%s) first, soaking 30s once healthy, then %s. A version not healthy within a minute fails, and %s goes back to the last version healthy there.
 Watch the stages, each member's image, and why each Work is dispatched or held:
@@ -340,14 +374,15 @@ Watch the stages, each member's image, and why each Work is dispatched or held:
   kubectl --kubeconfig %s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
   %s get rollout web -n demo %s
 `, first, rest, first, status(" --watch=false"), strings.Join(memberNames, " "), shellQuote(dir), hubKC, fed, fleetFlag)
-	fmt.Fprintf(out, "1. Roll out nginx:1.26; it walks through the stages by itself (status waits until it completes, about a minute):\n%s%s",
-		setImage("nginx:1.26"), status(" --timeout 5m"))
-	fmt.Fprintf(out, "2. Roll out nginx:1.27-broken; only %s gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts %s back on nginx:1.26; %s never get it:\n%s%s",
-		first, first, rest, setImage("nginx:1.27-broken"), status(" --timeout 5m"))
-	fmt.Fprintf(out, "3. Undo: the template goes back to nginx:1.26 as the last revision had it, and rolls out again:\n  %s rollout undo web -n demo %s\n%s",
+	fmt.Fprintf(out, "1. Roll out %s; it walks through the stages by itself (status waits until it completes, about a minute):\n%s%s",
+		image("1.26"), setImage(image("1.26")), status(" --timeout 5m"))
+	fmt.Fprintf(out, "2. Roll out %s; only %s gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts %s back on %s; %s never get it:\n%s%s",
+		image("1.27-broken"), first, first, image("1.26"), rest, setImage(image("1.27-broken")), status(" --timeout 5m"))
+	fmt.Fprintf(out, "3. Undo: the template goes back to %s as the last revision had it, and rolls out again:\n  %s rollout undo web -n demo %s\n%s",
+		image("1.26"),
 		fed, fleetFlag, status(" --timeout 5m"))
-	fmt.Fprintf(out, "4. Roll out nginx:1.28 and pause it while %s soaks; nothing more is released, and the soak clock stops:\n%s  %s rollout pause web -n demo %s -m 'checking the canary'\n%s",
-		first, setImage("nginx:1.28"), fed, fleetFlag, status(" --watch=false"))
+	fmt.Fprintf(out, "4. Roll out %s and pause it while %s soaks; nothing more is released, and the soak clock stops:\n%s  %s rollout pause web -n demo %s -m 'checking the canary'\n%s",
+		image("1.28"), first, setImage(image("1.28")), fed, fleetFlag, status(" --watch=false"))
 	fmt.Fprintf(out, "5. Resume: the soak goes on where it stopped, then %s follow:\n  %s rollout resume web -n demo %s\n%s",
 		rest, fed, fleetFlag, status(" --timeout 5m"))
 }

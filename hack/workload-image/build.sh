@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Builds the workload images of kind fleets, FROM scratch around one static
-# Go server (main.go): federator/web:1.25, and federator/web:1.27-broken,
-# whose readiness always fails. Then checks them with ordinary
-# (unprivileged) containers: both serve /, 1.25 is ready, 1.27-broken is
-# not. `federator up --provider kind` loads them into every member when
-# Docker has them. Leaves nothing but the two images behind.
+# Go server (main.go): federator/web:1.25, 1.26 and 1.28, the versions of
+# the sample's staged rollout, and federator/web:1.27-broken, whose
+# readiness always fails. Then checks them with ordinary (unprivileged)
+# containers: each serves /, and all but 1.27-broken are ready.
+# `federator up --provider kind` loads them into every member when Docker
+# has them. Leaves nothing but the images behind (one layer, shared).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-GOOD=federator/web:1.25
-BROKEN=federator/web:1.27-broken
+TAGS=(1.25 1.26 1.27-broken 1.28) # pkg/kindfleet's WorkloadImages
 
 ctx=$(mktemp -d /tmp/workload-image.XXXXXX)
 name=federator-web-check-$$
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	docker rm -f "$name-good" "$name-broken" >/dev/null 2>&1 || true
+	docker ps -aq --filter "name=^$name-" | xargs -r docker rm -f >/dev/null 2>&1 || true
 	rm -rf "$ctx"
 	exit "$rc"
 }
@@ -24,8 +24,12 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$ctx/web" ./hack/workload-image)
-docker build -q -f "$ROOT/hack/workload-image/Dockerfile" --build-arg VERSION=1.25 -t "$GOOD" "$ctx" >/dev/null
-docker build -q -f "$ROOT/hack/workload-image/Dockerfile" --build-arg VERSION=1.27 --build-arg BROKEN=true -t "$BROKEN" "$ctx" >/dev/null
+for tag in "${TAGS[@]}"; do
+	broken=false
+	[[ $tag == *-broken ]] && broken=true
+	docker build -q -f "$ROOT/hack/workload-image/Dockerfile" --build-arg VERSION="${tag%-broken}" --build-arg BROKEN=$broken \
+		-t "federator/web:$tag" "$ctx" >/dev/null
+done
 
 # check IMAGE SUFFIX WANT_READY: / answers with the version, /readyz with WANT_READY.
 check() {
@@ -44,6 +48,7 @@ check() {
 	echo "$1: serves (\"$body\"), /readyz $code"
 	docker rm -f "$name-$2" >/dev/null
 }
-check "$GOOD" good 200
-check "$BROKEN" broken 503
+for tag in "${TAGS[@]}"; do
+	if [[ $tag == *-broken ]]; then check "federator/web:$tag" "$tag" 503; else check "federator/web:$tag" "$tag" 200; fi
+done
 docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' federator/web

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -12,15 +13,19 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 )
 
-// WorkloadImages are the kind fleets' workload images, built by
-// hack/workload-image/build.sh: a server that is ready, and its broken
-// release whose readiness always fails. Start loads those Docker has into
+// WebRepository is the kind fleets' workload image (federator/web:TAG,
+// hack/workload-image): a server that answers its version on / and is
+// ready on /readyz, unless its tag ends in -broken.
+const WebRepository = "federator/web"
+
+// WorkloadImages are the tags make workload-image builds: the sample's
+// versions, 1.27-broken among them. Start loads those Docker has into
 // every member, as `kind load docker-image` does, so pods of them run
 // without a registry.
-var WorkloadImages = []string{"federator/web:1.25", "federator/web:1.27-broken"}
+var WorkloadImages = []string{WebRepository + ":1.25", WebRepository + ":1.26", WebRepository + ":1.27-broken", WebRepository + ":1.28"}
 
 // presentImages is those of images that Docker has, in order.
-func (d docker) presentImages(ctx context.Context, images []string) []string {
+func (d cli) presentImages(ctx context.Context, images []string) []string {
 	var present []string
 	for _, image := range images {
 		if _, err := d.run(ctx, nil, "image", "inspect", "--format", "{{.Id}}", image); err == nil {
@@ -30,10 +35,17 @@ func (d docker) presentImages(ctx context.Context, images []string) []string {
 	return present
 }
 
-// loadImages saves images from Docker into one archive and loads it into
-// the containerd of every node of each kind cluster in kindNames.
-func (f *Fleet) loadImages(ctx context.Context, images, kindNames []string) error {
+// loadImages saves the WorkloadImages Docker has (make workload-image
+// builds them there, whichever engine runs the nodes) into one archive and
+// loads it into the containerd of every node of each kind cluster in
+// kindNames.
+func (f *Fleet) loadImages(ctx context.Context, kindNames []string) error {
+	if _, err := exec.LookPath(string(EngineDocker)); err != nil {
+		return nil
+	}
+	images := EngineDocker.cli().presentImages(ctx, WorkloadImages)
 	if len(images) == 0 {
+		f.printf("no workload images to load (make workload-image builds %s in Docker)", strings.Join(WorkloadImages, ", "))
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "federator-images-")
@@ -42,7 +54,7 @@ func (f *Fleet) loadImages(ctx context.Context, images, kindNames []string) erro
 	}
 	defer os.RemoveAll(dir)
 	archive := filepath.Join(dir, "images.tar")
-	if _, err := (docker{command: "docker"}).run(ctx, nil, append([]string{"save", "-o", archive}, images...)...); err != nil {
+	if _, err := (cli{command: "docker"}).run(ctx, nil, append([]string{"save", "-o", archive}, images...)...); err != nil {
 		return fmt.Errorf("kind fleet: saving %s: %w", strings.Join(images, ", "), err)
 	}
 	for _, name := range kindNames {
@@ -55,7 +67,13 @@ func (f *Fleet) loadImages(ctx context.Context, images, kindNames []string) erro
 			return fmt.Errorf("kind fleet: loading images into %s: %w%s", name, err, commandOutput(err))
 		}
 	}
+	f.loadedImages = images
 	return nil
+}
+
+// WorkloadImagesLoaded says whether every member has every WorkloadImages.
+func (f *Fleet) WorkloadImagesLoaded() bool {
+	return len(f.loadedImages) == len(WorkloadImages)
 }
 
 // loadArchive gives each node the archive through load (kind's

@@ -1,7 +1,7 @@
 // Package kindfleet owns kind fleets: a hub and member1..N as kind clusters
-// (Docker containers running real nodes), made with the kind Go library.
-// It checks before creating anything that this machine's Docker can run
-// kind nodes (Preflight), writes the same kubeconfig layout as the local
+// (Docker or podman containers running real nodes), made with the kind Go
+// library. It picks the engine that can run kind nodes here (ChooseEngine),
+// checks before creating anything that it can (Preflight), writes the same kubeconfig layout as the local
 // fleet (DIR/hub.kubeconfig, DIR/member1.kubeconfig, ...), and deletes
 // every cluster it created on Stop or on any error while starting.
 // Registering members and running the controllers is the caller's, exactly
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,6 +38,8 @@ type Options struct {
 	NodeImage string
 	// Prefix starts every kind cluster name; "" means DefaultPrefix.
 	Prefix string
+	// Engine runs the nodes; "" means EngineAuto.
+	Engine Engine
 }
 
 // Fleet is a running kind fleet.
@@ -45,16 +48,20 @@ type Fleet struct {
 	Members []fleet.Endpoint
 
 	provider *cluster.Provider
+	engine   Engine
 	// created are the kind clusters Start created, to delete on Stop.
 	created []created
 	log     io.Writer
 
 	stopOnce sync.Once
 
-	// network is kind's Docker network; ownsNetwork says it did not exist
-	// before this fleet.
+	// network is kind's network of the engine; ownsNetwork says it did
+	// not exist before this fleet.
 	network     string
 	ownsNetwork bool
+
+	// loadedImages are the WorkloadImages every member was given.
+	loadedImages []string
 }
 
 type created struct {
@@ -67,14 +74,19 @@ var _ fleet.Running = (*Fleet)(nil)
 // Endpoints returns how to reach the hub and each member.
 func (f *Fleet) Endpoints() (fleet.Endpoint, []fleet.Endpoint) { return f.Hub, f.Members }
 
-// ResolveNodeImage is asked, or LocalNodeImage if Docker has it, or
-// kind's default.
-func ResolveNodeImage(ctx context.Context, asked string) string {
+// ResolveNodeImage is asked, or LocalNodeImage (as engine names it) if
+// engine has it (for podman: or Docker has it, to copy), or kind's default.
+func ResolveNodeImage(ctx context.Context, engine Engine, asked string) string {
 	if asked != "" {
 		return asked
 	}
-	_, err := docker{command: "docker"}.run(ctx, nil, "image", "inspect", "--format", "{{.Id}}", LocalNodeImage)
-	return ChooseNodeImage("", err == nil)
+	present := engine.cli().hasImage(ctx, engine.nodeImageName(LocalNodeImage))
+	if !present && engine == EnginePodman {
+		if _, err := exec.LookPath(string(EngineDocker)); err == nil {
+			present = EngineDocker.cli().hasImage(ctx, LocalNodeImage)
+		}
+	}
+	return engine.nodeImageName(ChooseNodeImage("", present))
 }
 
 // Plan is a kind fleet that can be created here: its options checked and
@@ -83,11 +95,17 @@ type Plan struct {
 	o        Options
 	dir      string
 	provider *cluster.Provider
+	// engine runs the nodes, chosen because of why ("" when asked for).
+	engine Engine
+	why    string
+	// copyNodeImage: the node image is Docker's, to be copied to podman.
+	copyNodeImage bool
 }
 
-// Check validates o, chooses the node image and checks the machine
-// (Preflight) and that no kind cluster of the fleet's names exists. It
-// creates nothing: a *PreflightError says what the machine lacks.
+// Check validates o, chooses the engine (ChooseEngine) and the node image,
+// and checks the machine (Preflight) and that no kind cluster of the
+// fleet's names exists. It creates nothing: a *PreflightError says what the
+// machine lacks.
 func Check(ctx context.Context, o Options) (*Plan, error) {
 	if o.Members < 1 {
 		return nil, fmt.Errorf("kind fleet: Members is %d; a fleet needs at least one member", o.Members)
@@ -105,11 +123,22 @@ func Check(ctx context.Context, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kind fleet: kubeconfig directory %q: %w", o.Dir, err)
 	}
-	o.NodeImage = ResolveNodeImage(ctx, o.NodeImage)
-	if err := Preflight(ctx, o.NodeImage); err != nil {
+	if o.Engine == "" {
+		o.Engine = EngineAuto
+	}
+	engine, why, err := ChooseEngine(ctx, o.Engine)
+	if err != nil {
 		return nil, err
 	}
-	p := &Plan{o: o, dir: dir, provider: cluster.NewProvider(cluster.ProviderWithDocker())}
+	o.NodeImage = ResolveNodeImage(ctx, engine, o.NodeImage)
+	problems, copyNodeImage, err := preflight(ctx, engine, o.NodeImage, len(FleetNames(o.Members)))
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, &PreflightError{Problems: problems}
+	}
+	p := &Plan{o: o, dir: dir, provider: engine.kindProvider(), engine: engine, why: why, copyNodeImage: copyNodeImage}
 	if err := p.refuseExisting(); err != nil {
 		return nil, err
 	}
@@ -134,17 +163,25 @@ func (p *Plan) Start(ctx context.Context, log io.Writer) (_ *Fleet, err error) {
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kind fleet: creating kubeconfig directory: %w", err)
 	}
-	f := &Fleet{provider: p.provider, log: log, network: kindNetwork()}
-	// kind creates its Docker network on the first cluster and never
-	// removes it; a fleet that brought it removes it again.
-	_, inspectErr := docker{command: "docker"}.run(ctx, nil, "network", "inspect", f.network)
+	f := &Fleet{provider: p.provider, engine: p.engine, log: log, network: p.engine.network(os.Getenv)}
+	if p.why != "" {
+		f.printf("kind fleet: nodes run in %s: %s", p.engine, p.why)
+	}
+	began := time.Now()
+	if p.copyNodeImage {
+		if err := copyImageToPodman(ctx, LocalNodeImage, p.o.NodeImage, f.printf); err != nil {
+			return nil, err
+		}
+	}
+	// kind creates its network on the first cluster and never removes it;
+	// a fleet that brought it removes it again.
+	_, inspectErr := p.engine.cli().run(ctx, nil, "network", "inspect", f.network)
 	f.ownsNetwork = inspectErr != nil
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, f.Stop())
 		}
 	}()
-	began := time.Now()
 	for _, name := range FleetNames(p.o.Members) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("kind fleet: interrupted before creating %s: %w", ClusterName(p.o.Prefix, name), err)
@@ -163,7 +200,7 @@ func (p *Plan) Start(ctx context.Context, log io.Writer) (_ *Fleet, err error) {
 		return nil, fmt.Errorf("kind fleet: interrupted: %w", err)
 	}
 	// The hub runs no pods of workloads (its Deployments are templates).
-	if err := f.loadImages(ctx, docker{command: "docker"}.presentImages(ctx, WorkloadImages), f.memberKindNames()); err != nil {
+	if err := f.loadImages(ctx, f.memberKindNames()); err != nil {
 		return nil, err
 	}
 	f.printf("kind fleet ready: %s and %d member(s) in %s", ClusterName(p.o.Prefix, fleet.HubName), len(f.Members), time.Since(began).Round(time.Second))
@@ -261,7 +298,17 @@ func (f *Fleet) deleteAll() error {
 	var errs []error
 	for _, c := range f.created {
 		f.printf("deleting kind cluster %s ...", c.kindName)
-		if err := f.provider.Delete(c.kindName, c.kubeconfigPath); err != nil {
+		err := f.provider.Delete(c.kindName, c.kubeconfigPath)
+		if err != nil {
+			// Seen once under podman on a loaded machine: the node's
+			// processes outlived `podman rm -f`'s SIGKILL wait ("given PIDs
+			// did not die within timeout"); a second try a moment later finds
+			// them gone.
+			f.printf("deleting kind cluster %s failed (%v); trying once more", c.kindName, err)
+			time.Sleep(3 * time.Second)
+			err = f.provider.Delete(c.kindName, c.kubeconfigPath)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("kind fleet: deleting %s (delete it with `hack/kind-down.sh`): %w: %w%s", c.kindName, ErrLeftBehind, err, commandOutput(err)))
 		}
 		if err := os.Remove(c.kubeconfigPath); err != nil && !os.IsNotExist(err) {
@@ -270,21 +317,23 @@ func (f *Fleet) deleteAll() error {
 	}
 	if f.ownsNetwork {
 		// Fails while another fleet's nodes use it: then it is theirs too.
-		_, err := docker{command: "docker"}.run(context.Background(), nil, "network", "rm", f.network)
-		if err != nil && !strings.Contains(err.Error(), "active endpoints") && !strings.Contains(err.Error(), "not found") {
-			errs = append(errs, fmt.Errorf("kind fleet: removing Docker network %s: %w", f.network, err))
+		_, err := f.engine.cli().run(context.Background(), nil, "network", "rm", f.network)
+		if err != nil && !networkInUseOrGone(err) {
+			errs = append(errs, fmt.Errorf("kind fleet: removing %s network %s: %w", f.engine, f.network, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// kindNetwork is the Docker network kind puts nodes on (kind's
-// KIND_EXPERIMENTAL_DOCKER_NETWORK, else "kind").
-func kindNetwork() string {
-	if n := os.Getenv("KIND_EXPERIMENTAL_DOCKER_NETWORK"); n != "" {
-		return n
+// networkInUseOrGone: Docker's and podman's words for a network that
+// other containers still use, or that is gone already.
+func networkInUseOrGone(err error) bool {
+	for _, words := range []string{"active endpoints", "not found", "no such network", "is being used"} {
+		if strings.Contains(strings.ToLower(err.Error()), words) {
+			return true
+		}
 	}
-	return "kind"
+	return false
 }
 
 func (f *Fleet) printf(format string, args ...any) {

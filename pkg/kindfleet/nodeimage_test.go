@@ -75,6 +75,16 @@ func TestLocalNodeImage(t *testing.T) {
 		}
 	})
 
+	// Without it every pod sandbox fails on a node that may not lower
+	// oom_score_adj (podman on a host without CAP_SYS_RESOURCE):
+	// "can't get final child's PID from pipe: EOF".
+	t.Run("containerd restricts oom_score_adj", func(t *testing.T) {
+		got := in(t, `sed -n 's/^ *restrict_oom_score_adj *= *//p' /etc/containerd/config.toml`)
+		if got != "true" {
+			t.Errorf("/etc/containerd/config.toml: restrict_oom_score_adj = %q, want true (hack/kind-node-image.sh sets it)", got)
+		}
+	})
+
 	t.Run("the image starts systemd as kind runs it", func(t *testing.T) {
 		var config struct {
 			Config struct {

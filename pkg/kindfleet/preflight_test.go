@@ -14,9 +14,9 @@ import (
 )
 
 // daemonAnswers skips the test when no Docker daemon answers here.
-func daemonAnswers(t *testing.T) docker {
+func daemonAnswers(t *testing.T) cli {
 	t.Helper()
-	d := docker{command: "docker"}
+	d := cli{command: "docker"}
 	if _, err := exec.LookPath(d.command); err != nil {
 		t.Skip("no docker command on PATH")
 	}
@@ -51,7 +51,7 @@ func problems(t *testing.T, err error) []string {
 }
 
 // leftovers lists containers and images the probe labelled.
-func leftovers(t *testing.T, d docker) string {
+func leftovers(t *testing.T, d cli) string {
 	t.Helper()
 	ctx := context.Background()
 	containers, err := d.run(ctx, nil, "ps", "--all", "--quiet", "--filter", ProbeFilter())
@@ -66,8 +66,8 @@ func leftovers(t *testing.T, d docker) string {
 }
 
 func TestPreflightSaysWhenThereIsNoDockerCommand(t *testing.T) {
-	got := problems(t, docker{command: "federator-no-such-docker"}.preflight(context.Background(), DefaultKindImage))
-	want := "no Docker: the federator-no-such-docker command is not on PATH; install Docker (kind nodes are Docker containers), or run `federator up` without --provider kind, which needs no Docker"
+	got := cli{command: "federator-no-such-docker"}.preflight(context.Background(), DefaultKindImage)
+	want := "no Docker: the federator-no-such-docker command is not on PATH; install Docker (kind nodes are Docker containers), or run `federator up` without --provider kind, which needs neither Docker nor podman"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("problems = %q, want [%q]", got, want)
 	}
@@ -79,14 +79,14 @@ func TestPreflightSaysWhenNoDaemonAnswers(t *testing.T) {
 	}
 	socket := filepath.Join(t.TempDir(), "absent.sock")
 	t.Setenv("DOCKER_HOST", "unix://"+socket)
-	got := problems(t, Preflight(context.Background(), DefaultKindImage))
+	got := problems(t, Preflight(context.Background(), EngineDocker, DefaultKindImage, 1))
 	if len(got) != 1 {
 		t.Fatalf("problems = %q, want one line", got)
 	}
 	for _, want := range []string{
 		"no Docker daemon answers (docker version: ",
 		socket,
-		"); start Docker or point DOCKER_HOST at a daemon, or run `federator up` without --provider kind, which needs no Docker",
+		"); start Docker or point DOCKER_HOST at a daemon, or run `federator up` without --provider kind, which needs neither Docker nor podman",
 	} {
 		if !strings.Contains(got[0], want) {
 			t.Errorf("problem %q lacks %q", got[0], want)
@@ -162,7 +162,7 @@ func TestPreflightNamesEveryProblemOnOneLineEach(t *testing.T) {
 	if _, err := d.run(ctx, nil, "image", "inspect", LocalNodeImage); err == nil {
 		t.Skipf("%s is present here; this test needs it absent", LocalNodeImage)
 	}
-	got := problems(t, d.preflight(ctx, LocalNodeImage))
+	got := d.preflight(ctx, LocalNodeImage)
 	// Each line: how it starts, what it must carry, how it ends. Docker's
 	// own words in the middle vary with its version.
 	type line struct{ prefix, carries, suffix string }
@@ -171,13 +171,13 @@ func TestPreflightNamesEveryProblemOnOneLineEach(t *testing.T) {
 		want = append(want, line{
 			"Docker cannot start privileged containers, and every kind node is one (docker run --privileged: docker: Error response from daemon: ",
 			"unable to apply caps: operation not permitted",
-			") (the daemon runs with fewer capabilities than a privileged container is given, as in a sandbox or an unprivileged container); run on a Docker host that allows them, or run `federator up` without --provider kind, which needs no Docker",
+			") (the daemon runs with fewer capabilities than a privileged container is given, as in a sandbox or an unprivileged container); run on a Docker host that allows them, or run `federator up` without --provider kind, which needs neither Docker nor podman",
 		})
 	}
 	want = append(want, line{
 		"node image " + LocalNodeImage + " is not present locally (docker image inspect: ",
 		"No such image",
-		"); build or load it (docker load), or pass another --node-image, or run `federator up` without --provider kind, which needs no Docker",
+		"); build or load it (docker load), or pass another --node-image, or run `federator up` without --provider kind, which needs neither Docker nor podman",
 	})
 	if len(got) != len(want) {
 		t.Fatalf("problems:\n%s\nwant %d lines", strings.Join(got, "\n"), len(want))
@@ -206,14 +206,14 @@ func TestImageProblem(t *testing.T) {
 	const absent = "federator.invalid/absent-node:v0"
 
 	if got, want := d.imageProblem(ctx, absent, false),
-		"node image "+absent+" is not present locally (it is pulled once the problem above is solved), or run `federator up` without --provider kind, which needs no Docker"; got != want {
+		"node image "+absent+" is not present locally (it is pulled once the problem above is solved), or run `federator up` without --provider kind, which needs neither Docker nor podman"; got != want {
 		t.Errorf("without pulling:\n got %s\nwant %s", got, want)
 	}
 	got := d.imageProblem(ctx, absent, true)
 	for _, want := range []string{
 		"node image " + absent + " is not present locally and cannot be pulled (docker pull: Error response from daemon: ",
 		"load a kind node image (docker load) and pass it with --node-image",
-		"which needs no Docker",
+		"which needs neither Docker nor podman",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("pulling: %q lacks %q", got, want)

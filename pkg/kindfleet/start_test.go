@@ -22,7 +22,7 @@ func TestStartThatFailsDeletesWhatItCreated(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_, netErr := d.run(ctx, nil, "network", "inspect", kindNetwork())
+	_, netErr := d.run(ctx, nil, "network", "inspect", EngineDocker.network(os.Getenv))
 	networkExisted := netErr == nil
 
 	// A node image with an init to start; the runtime refuses before it looks.
@@ -34,7 +34,7 @@ func TestStartThatFailsDeletesWhatItCreated(t *testing.T) {
 
 	dir := filepath.Join(t.TempDir(), "fleet")
 	p := &Plan{o: Options{Dir: dir, Members: 1, NodeImage: image, Prefix: "federator-test"}, dir: dir,
-		provider: cluster.NewProvider(cluster.ProviderWithDocker())}
+		provider: cluster.NewProvider(cluster.ProviderWithDocker()), engine: EngineDocker}
 	f, err := p.Start(ctx, nil)
 	if err == nil {
 		_ = f.Stop()
@@ -55,7 +55,7 @@ func TestStartThatFailsDeletesWhatItCreated(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "hub.kubeconfig")); !os.IsNotExist(err) {
 		t.Errorf("hub.kubeconfig left behind (%v)", err)
 	}
-	if _, err := d.run(ctx, nil, "network", "inspect", kindNetwork()); !networkExisted && err == nil {
-		t.Errorf("Docker network %s, which the fleet created, was left behind", kindNetwork())
+	if _, err := d.run(ctx, nil, "network", "inspect", EngineDocker.network(os.Getenv)); !networkExisted && err == nil {
+		t.Errorf("Docker network %s, which the fleet created, was left behind", EngineDocker.network(os.Getenv))
 	}
 }

@@ -386,14 +386,16 @@ func joinMembers(f *fleet.Fleet, hub client.Client) map[string]client.Client {
 	return out
 }
 
-// localFleet is the suite's local fleet, for specs that reach into it
-// (stop a member's API server, slow it down); with FLEET=kind they skip.
-func localFleet() *fleet.Fleet {
+// faults puts members out of service and back, on either provider: the
+// local fleet stops or freezes a member's API server process, kind pauses
+// the member's node containers.
+func faults() fleet.Faults {
 	GinkgoHelper()
-	if env.Fleet == nil {
-		Skip(fmt.Sprintf("needs the local fleet's own API server processes; the suite runs on FLEET=%s", fleetProvider))
+	f, ok := env.Running.(fleet.Faults)
+	if !ok {
+		Skip(fmt.Sprintf("the fleet of FLEET=%s cannot put a member out of service", fleetProvider))
 	}
-	return env.Fleet
+	return f
 }
 
 // leave deletes member's Cluster from the hub, as an operator unregistering

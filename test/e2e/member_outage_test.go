@@ -21,16 +21,16 @@ var _ = Describe("a member outage", func() {
 	}
 
 	It("does not delay the other members, and the member catches up when it is back", func() {
-		member2 := localFleet().Member("member2")
+		outage := faults()
 		propagatedEverywhere(ns, name)
 		Expect(clusterReady("member2")).To(And(Not(BeNil()), HaveField("Status", metav1.ConditionTrue)))
 
-		By("stopping member2's API server")
-		Expect(member2.StopAPIServer()).To(Succeed())
+		By("stopping member2's API server (kind: freezing its node)")
+		Expect(outage.StopMember("member2")).To(Succeed())
 		restarted := false
 		DeferCleanup(func() {
 			if !restarted {
-				Expect(member2.StartAPIServer()).To(Succeed())
+				Expect(outage.StartMember("member2")).To(Succeed())
 			}
 		})
 		Eventually(func() *metav1.Condition { return clusterReady("member2") }).Should(And(
@@ -44,7 +44,7 @@ var _ = Describe("a member outage", func() {
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "AppliedFailed")))
 
 		By("starting member2 again: it catches up")
-		Expect(member2.StartAPIServer()).To(Succeed())
+		Expect(outage.StartMember("member2")).To(Succeed())
 		restarted = true
 		Eventually(func() *metav1.Condition { return clusterReady("member2") }).Should(HaveField("Status", metav1.ConditionTrue))
 		Eventually(func() string { return memberImage("member2", ns, name) }, "30s").Should(Equal("nginx:1.27"))

@@ -9,15 +9,15 @@ var _ = Describe("a hung member", func() {
 	const ns, name = "hung", "web"
 
 	It("does not delay the other members, and catches up when it answers again", func() {
-		member2 := localFleet().Member("member2")
+		hang := faults()
 		propagatedEverywhere(ns, name)
 
-		By("freezing member2's API server: connections open, nothing answers")
-		Expect(member2.PauseAPIServer()).To(Succeed())
+		By("freezing member2's API server (kind: its node): connections open, nothing answers")
+		Expect(hang.HangMember("member2")).To(Succeed())
 		resumed := false
 		DeferCleanup(func() {
 			if !resumed {
-				Expect(member2.ResumeAPIServer()).To(Succeed())
+				Expect(hang.ResumeMember("member2")).To(Succeed())
 			}
 		})
 
@@ -27,7 +27,7 @@ var _ = Describe("a hung member", func() {
 		Eventually(func() string { return memberImage("member3", ns, name) }, "20s").Should(Equal("nginx:1.27"))
 
 		By("letting member2 answer again: it catches up")
-		Expect(member2.ResumeAPIServer()).To(Succeed())
+		Expect(hang.ResumeMember("member2")).To(Succeed())
 		resumed = true
 		Eventually(func() string { return memberImage("member2", ns, name) }, "90s").Should(Equal("nginx:1.27"))
 	})

@@ -75,6 +75,13 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
 
+	if fleetProvider == framework.ProviderKind {
+		// Where kind cannot run (CI: Docker refuses privileged containers,
+		// no podman, no node image) the suite says why rather than fails.
+		if problems := kindProblems(memberCount + 1); len(problems) > 0 {
+			Skip("FLEET=kind: kind clusters cannot run on this machine (docs/kind.md): " + strings.Join(problems, "; "))
+		}
+	}
 	o := hub.DefaultOptions()
 	o.ClusterStatusInterval = time.Second
 	metricsAddr = freeAddress()
@@ -83,7 +90,7 @@ var _ = BeforeSuite(func() {
 	o.WebhookAddr = webhookAddr
 	env, err = framework.Start(context.Background(), framework.Options{Dir: GinkgoT().TempDir(), Members: memberCount,
 		BinDir: binDir, Log: GinkgoWriter, Controllers: o, Provider: fleetProvider, KindPrefix: "federator-e2e"})
-	Expect(err).NotTo(HaveOccurred(), "starting the suite's fleet (FLEET=%s; without FLEET the suite runs on the local fleet, which needs no Docker)", fleetProvider)
+	Expect(err).NotTo(HaveOccurred(), "starting the suite's fleet (FLEET=%s; without FLEET the suite runs on the local fleet, which needs neither Docker nor podman)", fleetProvider)
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	hubClient, members, memberCS = env.Hub, env.Members, env.MemberCS
 })

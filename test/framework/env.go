@@ -169,6 +169,13 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	if e.hubDynamic, err = dynamic.NewForConfig(hubEndpoint.Config); err != nil {
 		return nil, err
 	}
+	if o.Provider == ProviderKind {
+		// A kind hub starts without federator's CRDs; the local fleet's
+		// has them from the start.
+		if _, err := hub.Install(ctx, e.Hub); err != nil {
+			return nil, fmt.Errorf("install the CRDs on the kind hub: %w", err)
+		}
+	}
 	for _, m := range memberEndpoints {
 		e.MemberEndpoints[m.Name] = m
 		if err := membership.Register(ctx, e.Hub, m.Name, m.Config); err != nil {
