@@ -59,7 +59,7 @@ type Cluster struct {
 
 	mu               sync.Mutex // serialises StopAPIServer, StartAPIServer and stop
 	apiServerRunning bool
-	etcdStopped      bool // by StopEtcd
+	etcdRunning      bool // false after StopEtcd
 	stopped          bool
 }
 
@@ -142,7 +142,7 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 	if _, err := c.env.Start(); err != nil {
 		return c, fmt.Errorf("fleet: starting %s: %w%s", spec.name, err, logTail(c.apiServerLogPath))
 	}
-	c.apiServerRunning = true
+	c.apiServerRunning, c.etcdRunning = true, true
 
 	admin, err := c.env.ControlPlane.AddUser(envtest.User{
 		Name:   adminUserName,
@@ -219,19 +219,12 @@ func (c *Cluster) APIEndpoint() string { return c.Config.Host }
 // StopAPIServer stops only the cluster's kube-apiserver; etcd keeps running
 // with its data. It simulates an outage of the cluster.
 func (c *Cluster) StopAPIServer() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return fmt.Errorf("fleet: %s is stopped", c.Name)
-	}
-	if !c.apiServerRunning {
+	return c.switchProcess(&c.apiServerRunning, false, func() error {
+		if err := c.env.ControlPlane.APIServer.Stop(); err != nil {
+			return fmt.Errorf("fleet: stopping %s's kube-apiserver: %w", c.Name, err)
+		}
 		return nil
-	}
-	if err := c.env.ControlPlane.APIServer.Stop(); err != nil {
-		return fmt.Errorf("fleet: stopping %s's kube-apiserver: %w", c.Name, err)
-	}
-	c.apiServerRunning = false
-	return nil
+	})
 }
 
 // StartAPIServer starts the cluster's kube-apiserver again after
@@ -239,58 +232,56 @@ func (c *Cluster) StopAPIServer() error {
 // certificate, client CA and service-account signing key, so kubeconfigs and
 // registered member tokens stay valid. It returns once the server is healthy.
 func (c *Cluster) StartAPIServer() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return fmt.Errorf("fleet: %s is stopped", c.Name)
-	}
-	if c.apiServerRunning {
-		// envtest would start a second process and lose track of the first.
+	return c.switchProcess(&c.apiServerRunning, true, func() error {
+		if err := c.env.ControlPlane.APIServer.Start(); err != nil {
+			return fmt.Errorf("fleet: restarting %s's kube-apiserver: %w%s", c.Name, err, logTail(c.apiServerLogPath))
+		}
 		return nil
-	}
-	if err := c.env.ControlPlane.APIServer.Start(); err != nil {
-		return fmt.Errorf("fleet: restarting %s's kube-apiserver: %w%s", c.Name, err, logTail(c.apiServerLogPath))
-	}
-	c.apiServerRunning = true
-	return nil
+	})
 }
 
 // StopEtcd stops only the cluster's etcd, as a crashed etcd does; its data
 // stays on disk and the API server keeps running (its requests fail until
 // StartEtcd).
 func (c *Cluster) StopEtcd() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return fmt.Errorf("fleet: %s is stopped", c.Name)
-	}
-	if c.etcdStopped {
+	return c.switchProcess(&c.etcdRunning, false, func() error {
+		if err := c.env.ControlPlane.Etcd.Stop(); err != nil {
+			return fmt.Errorf("fleet: stopping %s's etcd: %w", c.Name, err)
+		}
 		return nil
-	}
-	if err := c.env.ControlPlane.Etcd.Stop(); err != nil {
-		return fmt.Errorf("fleet: stopping %s's etcd: %w", c.Name, err)
-	}
-	c.etcdStopped = true
-	return nil
+	})
 }
 
 // StartEtcd starts the cluster's etcd again after StopEtcd, on the same
 // address with the same data, so the API server reconnects to it. It
 // returns once etcd is healthy.
 func (c *Cluster) StartEtcd() error {
+	return c.switchProcess(&c.etcdRunning, true, func() error {
+		if err := c.env.ControlPlane.Etcd.Start(); err != nil {
+			return fmt.Errorf("fleet: restarting %s's etcd: %w", c.Name, err)
+		}
+		return nil
+	})
+}
+
+// switchProcess runs change, which starts or stops one of the cluster's
+// processes, under the cluster's lock, and records that *running is now
+// want; it does nothing when *running is want already (envtest would start
+// a second process and lose track of the first) and refuses on a stopped
+// cluster.
+func (c *Cluster) switchProcess(running *bool, want bool, change func() error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
 		return fmt.Errorf("fleet: %s is stopped", c.Name)
 	}
-	if !c.etcdStopped {
-		// envtest would start a second process and lose track of the first.
+	if *running == want {
 		return nil
 	}
-	if err := c.env.ControlPlane.Etcd.Start(); err != nil {
-		return fmt.Errorf("fleet: restarting %s's etcd: %w", c.Name, err)
+	if err := change(); err != nil {
+		return err
 	}
-	c.etcdStopped = false
+	*running = want
 	return nil
 }
 
