@@ -44,6 +44,11 @@ const (
 	// was built from: the rollout controller counts a cluster healthy at a
 	// revision only when its Work carries that revision's content.
 	TemplateHashAnnotation = "work.federator.dev/template-hash"
+	// RolledBackAnnotation, on a released Work, says that its manifest is
+	// not the template's latest content on purpose: the Rollout that
+	// governs the template put the cluster back on the revision it names
+	// ("revision 3 of Rollout shop/web"). Absent otherwise.
+	RolledBackAnnotation = "work.federator.dev/rolled-back"
 
 	// OverrideFailedAnnotation, on a Work, names the override policy and
 	// rule that cannot be applied to its cluster's manifest, and why. The

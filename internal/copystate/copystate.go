@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/works"
 )
@@ -112,6 +113,17 @@ func Of(cluster string, work *workv1alpha1.Work, current, deleting bool, templat
 		r.Message = work.Annotations[workkeys.OverrideFailedAnnotation]
 	case applied != nil && applied.Status == metav1.ConditionFalse:
 		r.State, r.Reason, r.Message = Failed, applied.Reason, applied.Message
+	case work.Annotations[workkeys.RolledBackAnnotation] != "" &&
+		(applied == nil || applied.Status != metav1.ConditionTrue || applied.ObservedGeneration != work.Generation):
+		r.State, r.Reason = Pending, rolloutsv1alpha1.ReasonRolledBack
+		r.Message = fmt.Sprintf("rolled back to %s: waiting for %s to apply it", work.Annotations[workkeys.RolledBackAnnotation], cluster)
+	case work.Annotations[workkeys.RolledBackAnnotation] != "":
+		// Not the template's latest on purpose: the Rollout put the
+		// cluster back on the last content that was healthy there.
+		r.State, r.Reason = Applied, rolloutsv1alpha1.ReasonRolledBack
+		r.Message = fmt.Sprintf("rolled back to %s, the last content healthy on %s; the template's latest reaches it "+
+			"when the rollout releases a fixed version", work.Annotations[workkeys.RolledBackAnnotation], cluster)
+		r.Images = Images(manifest)
 	case !current:
 		r.State = Pending
 		r.Message = fmt.Sprintf("the hub has not yet written generation %d into the Work", templateGeneration)

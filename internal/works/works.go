@@ -31,10 +31,10 @@ import (
 // ownedAnnotations are annotations whose absence from the desired Work means
 // "remove": the hold annotations come and go with the hold, the record of
 // applied overrides with the override policies, an override failure with
-// its cause.
+// its cause, a rollback with the rollout's decision.
 var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation, workkeys.HoldGatesAnnotation,
 	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation,
-	workkeys.BindingGenerationAnnotation}
+	workkeys.BindingGenerationAnnotation, workkeys.RolledBackAnnotation}
 
 // Result says what EnsureWork did.
 type Result string

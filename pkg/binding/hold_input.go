@@ -117,6 +117,9 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 type keptTemplate struct {
 	template *unstructured.Unstructured
 	hash     string
+	// origin names the revision and the Rollout: "revision 3 of Rollout
+	// shop/web" (RolledBackAnnotation).
+	origin string
 }
 
 // rolledBack finds, for each target the governing Rollout rolled back, the
@@ -160,7 +163,7 @@ func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.U
 		// The template as it is now, with the content it had then.
 		kept.SetUID(tpl.GetUID())
 		kept.SetResourceVersion(tpl.GetResourceVersion())
-		out[t] = keptTemplate{template: kept, hash: hash}
+		out[t] = keptTemplate{template: kept, hash: hash, origin: fmt.Sprintf("revision %d of %s", rev, ro.String())}
 		in.Rollout.Released[t] = true
 	}
 	return out, nil

@@ -113,6 +113,9 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			errs = append(errs, err)
 			continue
 		}
+		if kept, ok := rolledBack[target.Name]; ok {
+			work.Annotations[workkeys.RolledBackAnnotation] = kept.origin
+		}
 		desired = append(desired, clusterWork{cluster: target.Name, work: work})
 	}
 	if err := r.confirmReleases(ctx, b, in, checks, decisions, desired, last); err != nil {

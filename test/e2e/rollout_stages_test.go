@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -222,6 +223,12 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		}, "2m").Should(Succeed())
 		memberImageIs("member1", "nginx:1.27")
 		Expect(stored(recorders["member1"], framework.Image)).To(ContainElement(broken), "member1 got the broken image before it was rolled back")
+		By("get rollout says member1 runs the revision it was rolled back to, not that it waits for the template")
+		Eventually(func(g Gomega) {
+			r := runCLI(exec.Command(federatorBinary(), "get", "rollout", "-n", ns, "-o", "json", "--kubeconfig", w.f.Hub.KubeconfigPath))
+			g.Expect(r.code).To(Equal(0), r.stderr)
+			g.Expect(r.stdout).To(MatchRegexp(`"cluster": "member1",\s+"state": "Applied",[^}]*"reason": "RolledBack",\s+"message": "rolled back to revision %d of Rollout %s/%s`, before, ns, name))
+		}, "1m").Should(Succeed())
 		for _, m := range []string{"member2", "member3"} {
 			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement(broken), "%s stored the broken image", m)
 		}

@@ -244,6 +244,14 @@ func TestClusterState(t *testing.T) {
 			w.Spec.SuspendDispatching = ptr.To(true)
 			w.DeletionTimestamp = ptr.To(created(time.Second))
 		}), true, false, StateDeleting, "", "being removed from member1"},
+		{"a Work its Rollout rolled back is Applied at the revision it names, not Pending behind the template", work(func(w *workv1alpha1.Work) {
+			w.Annotations[workkeys.RolledBackAnnotation] = "revision 3 of Rollout shop/web"
+		}), false, false, StateApplied, "RolledBack",
+			"rolled back to revision 3 of Rollout shop/web, the last content healthy on member1; the template's latest reaches it when the rollout releases a fixed version"},
+		{"a rolled-back Work the member has not applied yet is Pending and says so", work(func(w *workv1alpha1.Work) {
+			w.Annotations[workkeys.RolledBackAnnotation] = "revision 3 of Rollout shop/web"
+			w.Generation = 3
+		}), false, false, StatePending, "RolledBack", "rolled back to revision 3 of Rollout shop/web: waiting for member1 to apply it"},
 		{"a template going away is Deleting everywhere", work(same), true, true, StateDeleting, "", "being removed from member1"},
 		{"a template going away whose Work is gone is Deleting", nil, false, true, StateDeleting, "", "removed from member1"},
 	}
@@ -253,7 +261,7 @@ func TestClusterState(t *testing.T) {
 			if got.State != tc.state || got.Reason != tc.reason || got.Message != tc.message {
 				t.Errorf("got %s / %q / %q, want %s / %q / %q", got.State, got.Reason, got.Message, tc.state, tc.reason, tc.message)
 			}
-			if (got.Generation == 7) != (tc.state == StateApplied) {
+			if (got.Generation == 7) != (tc.state == StateApplied && tc.reason != "RolledBack") {
 				t.Errorf("generation %d: only Applied states the generation the member runs", got.Generation)
 			}
 		})
