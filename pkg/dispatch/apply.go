@@ -137,8 +137,10 @@ func numeric(v any) any {
 // desired state differs from what was last applied. It returns the member
 // object as it now is, for status collection, and whether it took back the
 // object's deletion countdown: an object placed again is adopted, never
-// deleted and created anew.
-func applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, cluster string) (_ *unstructured.Unstructured, _ applyResult, adopted bool, _ error) {
+// deleted and created anew. beforeWrite, when set, is called before
+// anything is written to the member; its error stops the application.
+func applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, cluster string,
+	beforeWrite func() error) (_ *unstructured.Unstructured, _ applyResult, adopted bool, _ error) {
 	desired := manifest.DeepCopy()
 	hash, err := desiredHash(desired)
 	if err != nil {
@@ -156,6 +158,11 @@ func applyManifest(ctx context.Context, member client.Client, manifest *unstruct
 	write, err := writeDecision(desired, existing, hash, cluster)
 	if err != nil {
 		return existing, applyUnchanged, false, err
+	}
+	if beforeWrite != nil && (write || countingDown(existing)) {
+		if err := beforeWrite(); err != nil {
+			return nil, "", false, err
+		}
 	}
 	if existing != nil {
 		// Before the apply, while existing is the version just read: the
@@ -185,6 +192,15 @@ func applyManifest(ctx context.Context, member client.Client, manifest *unstruct
 		return desired, applyCreated, adopted, nil
 	}
 	return desired, applyUpdated, adopted, nil
+}
+
+// countingDown reports whether obj carries a deletion countdown.
+func countingDown(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	_, counting := obj.GetAnnotations()[workkeys.DeletionTimestampAnnotation]
+	return counting
 }
 
 // getMemberObject returns the member's copy of manifest, or nil when absent.

@@ -129,6 +129,11 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	default:
 		var results map[applyResult]int
 		results, syncErr = r.apply(ctx, member, work, &work.Status)
+		if errors.Is(syncErr, errWorkChanged) {
+			// Nothing was written to the member: the Work changes on its
+			// way through the cache, and the next pass reads that version.
+			return retry.Soon(), "", nil
+		}
 		if syncErr == nil && results[applyCreated]+results[applyUpdated] > 0 {
 			observeLatency(r.Cluster, work)
 		}
@@ -182,13 +187,24 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 	results := map[applyResult]int{}
 	var errs []error
 	var statuses []workv1alpha1.ManifestStatus
+	confirmed := false
+	confirm := func() error {
+		if confirmed {
+			return nil
+		}
+		confirmed = true
+		return r.confirmWork(ctx, work)
+	}
 	for i, m := range work.Spec.Workload.Manifests {
 		manifest, err := decodeManifest(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
 			continue
 		}
-		current, result, adopted, err := r.applyManifest(ctx, member, manifest)
+		current, result, adopted, err := r.applyManifest(ctx, member, manifest, confirm)
+		if errors.Is(err, errWorkChanged) {
+			return results, err
+		}
 		if adopted {
 			if err := r.takenBack(ctx, manifest); err != nil {
 				errs = append(errs, err)
@@ -216,13 +232,44 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 
 // applyManifest applies one manifest within the member's bound on writes
 // in flight.
-func (r *WorkReconciler) applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured) (*unstructured.Unstructured, applyResult, bool, error) {
+func (r *WorkReconciler) applyManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured,
+	beforeWrite func() error) (*unstructured.Unstructured, applyResult, bool, error) {
 	release, err := r.memberSlot(ctx)
 	if err != nil {
 		return nil, "", false, err
 	}
 	defer release()
-	return applyManifest(ctx, member, manifest, r.Cluster)
+	return applyManifest(ctx, member, manifest, r.Cluster, beforeWrite)
+}
+
+// errWorkChanged: the Work the API server has is not the one the cache
+// gave this pass.
+var errWorkChanged = errors.New("the Work changed since the cache read it")
+
+// confirmWork reads the Work from the API server before the first write
+// of a pass changes its member, and refuses the pass (errWorkChanged) when
+// the spec there is newer than the cached one this pass applies. A hold
+// the binding controller has written is then never overtaken by the
+// release the cache still shows: after a restart or a change of leader,
+// the binding controller's first pass writes the holds it decided just as
+// the dispatchers start, and a cache a few milliseconds behind would send
+// the member what the hold stopped. It costs one read per pass that
+// writes to a member, none for a pass that finds the member up to date.
+func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Work) error {
+	if r.HubReader == nil {
+		return nil
+	}
+	fresh := &workv1alpha1.Work{}
+	if err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(work), fresh); err != nil {
+		if apierrors.IsNotFound(err) {
+			return errWorkChanged
+		}
+		return err
+	}
+	if fresh.Generation != work.Generation || !fresh.DeletionTimestamp.IsZero() {
+		return errWorkChanged
+	}
+	return nil
 }
 
 // memberSlot waits for one of the member's write slots; release gives it
