@@ -2,11 +2,15 @@ package binding
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +23,7 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
 )
@@ -52,23 +57,91 @@ func emptyPolicy(kind string) client.Object {
 	return nil
 }
 
-// unclaimed records that the binding's policy is gone and writes nothing
-// else: the Works keep the manifests, the holds and the deletion delay they
-// last had. Deciding without the policy would drop its holds (its
-// suspended annotations, its gates) and its deletion delay, so a policy
-// pruned and applied again by GitOps, or `kubectl replace --force`, would
-// send every held version out in between, and a template pruned with its
-// policy would be deleted from members at once. Like Karmada, a template no
-// policy claims is not propagated further; the policy that claims it next
-// decides afresh.
-func (r *Reconciler) unclaimed(ctx context.Context, b view, policy string) (string, error) {
+// unclaimed records that the binding's policy is gone and lets the Works
+// only take on holds: they keep the manifests, the holds and the deletion
+// delay they last had. Deciding without the policy would drop its holds
+// (its suspended annotations, its gates) and its deletion delay, so a
+// policy pruned and applied again by GitOps, or `kubectl replace --force`,
+// would send every held version out in between, and a template pruned with
+// its policy would be deleted from members at once. Like Karmada, a
+// template no policy claims is not propagated further; the policy that
+// claims it next decides afresh. But a hold written meanwhile (on the
+// template, on a Cluster's gates) holds at once: a Work released before the
+// policy went, whose version has not reached its member yet (the member
+// was down, the controller restarting), is held rather than sent.
+func (r *Reconciler) unclaimed(ctx context.Context, b view, tpl *unstructured.Unstructured, policy string) (string, error) {
+	held, holdErr := r.holdUnclaimed(ctx, b, tpl)
 	before := b.snapshot()
+	message := fmt.Sprintf("%s, which claimed the template, is gone: its Works keep the holds and the deletion delay "+
+		"they last had and no longer follow the template, until a policy claims it again", policy)
+	if len(held) > 0 {
+		message += fmt.Sprintf("; held since, by what holds now: %s", strings.Join(held, ", "))
+	}
 	conditions.Set(&b.status.Conditions, unstamped, metav1.Condition{Type: workkeys.ConditionWorksSynced,
-		Status: metav1.ConditionTrue, Reason: workkeys.ReasonUnclaimed,
-		Message: fmt.Sprintf("%s, which claimed the template, is gone: its Works keep the holds and the deletion delay "+
-			"they last had and no longer follow the template, until a policy claims it again", policy)})
-	_, outcome, err := r.finish(ctx, b, before, nil, "policy "+policy+" gone: Works kept as last written")
-	return outcome, err
+		Status: metav1.ConditionTrue, Reason: workkeys.ReasonUnclaimed, Message: message})
+	outcome := "policy " + policy + " gone: Works kept as last written"
+	if len(held) > 0 {
+		outcome += ", held since: " + strings.Join(held, ", ")
+	}
+	_, outcome, err := r.finish(ctx, b, before, nil, outcome)
+	return outcome, errors.Join(holdErr, err)
+}
+
+// holdUnclaimed holds each released Work of an unclaimed binding that
+// what is left to decide from holds now (the template's annotations, the
+// suspension the binding carries, the Clusters' gates), manifest
+// unchanged, and returns the clusters it held. Nothing is released.
+func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructured.Unstructured) ([]string, error) {
+	existing, err := worksOf(ctx, r.Client, b)
+	if err != nil || len(existing) == 0 {
+		return nil, err
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	byCluster := map[string]*workv1alpha1.Work{}
+	var targets []string
+	for i := range existing {
+		cluster, err := names.GetClusterName(existing[i].Namespace)
+		if err != nil || ptr.Deref(existing[i].Spec.SuspendDispatching, false) || !existing[i].DeletionTimestamp.IsZero() {
+			continue
+		}
+		byCluster[cluster] = &existing[i]
+		targets = append(targets, cluster)
+	}
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	slices.Sort(targets)
+	in, _, err := r.holdInput(ctx, b, tpl, clusters.Items, targets)
+	if err != nil {
+		return nil, err
+	}
+	checks := r.Checks
+	if checks == nil {
+		checks = hold.Checks
+	}
+	decisions := hold.Decide(in, targets, checks)
+	var held []string
+	var errs []error
+	for _, cluster := range targets {
+		d := decisions[cluster]
+		if !d.Held() {
+			continue
+		}
+		desired := byCluster[cluster].DeepCopy()
+		if desired.Annotations == nil {
+			desired.Annotations = map[string]string{}
+		}
+		holdWork(desired, d)
+		if _, err := works.EnsureWork(lanes.Hold(ctx), r.Client, desired, b.idLabel()); err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", cluster, err))
+			continue
+		}
+		held = append(held, cluster)
+	}
+	return held, errors.Join(errs...)
 }
 
 // confirmReleases re-decides, from the claiming policy as the API server

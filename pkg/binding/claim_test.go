@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -110,6 +112,63 @@ func TestAPolicysHoldsOutliveThePolicy(t *testing.T) {
 	if w := b.work(t, "member1"); ptr.Deref(w.Spec.SuspendDispatching, false) || workImage(w) != "nginx:1.28" {
 		t.Errorf("the re-applied policy, which holds nothing, left member1 held=%v image=%q",
 			ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w))
+	}
+}
+
+// While no policy claims the template, a hold written meanwhile still
+// holds: a Work released before the policy went, whose version has not
+// reached its member yet, is held with its manifest as it was, and nothing
+// is released until a policy claims the template again (found by the chaos
+// checker, seed 2026: a member stored a version after the template held
+// it, while the policy was deleted and not yet applied again).
+func TestAHoldWrittenWhileUnclaimedHolds(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	pp := b.policy(t)
+	b.setImage(t, "nginx:1.27")
+	b.reconcile(t)
+	if held(b.work(t, "member2")) {
+		t.Fatal("member2 is held before anything holds it")
+	}
+	if err := b.hub.Delete(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	tpl := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	hold := func(value any) {
+		t.Helper()
+		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			"suspended.propagation.federator.dev/member2": value}}})
+		if err := b.hub.Patch(ctx, tpl, client.RawPatch(types.MergePatchType, raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold("look first")
+	b.reconcile(t)
+	w := b.work(t, "member2")
+	if !heldWith(w, "look first") && !heldWith(w, "suspended.propagation.federator.dev/member2") {
+		t.Errorf("member2: the template's hold, written while unclaimed, does not hold: suspend=%v message=%q",
+			held(w), w.Annotations["work.federator.dev/hold-message"])
+	}
+	if got := workImage(w); got != "nginx:1.27" {
+		t.Errorf("member2: holding changed the manifest to %q", got)
+	}
+	if held(b.work(t, "member1")) {
+		t.Error("member1, which nothing holds, was held")
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced"); c == nil || c.Reason != "Unclaimed" ||
+		!strings.Contains(c.Message, "held since, by what holds now: member2") {
+		t.Errorf("WorksSynced = %+v, want reason Unclaimed saying member2 was held since", c)
+	}
+
+	// Lifted while unclaimed: nothing is released until a policy decides.
+	hold(nil)
+	b.reconcile(t)
+	if !held(b.work(t, "member2")) {
+		t.Error("member2 was released while no policy claims the template")
 	}
 }
 

@@ -92,7 +92,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, "", err
 		}
-		outcome, err := r.unclaimed(ctx, b, policy)
+		outcome, err := r.unclaimed(ctx, b, tpl, policy)
 		return ctrl.Result{}, outcome, err
 	}
 	metrics.SuspendedTemplates.Observe(suspendedKey(b), tpl.GetAnnotations())
