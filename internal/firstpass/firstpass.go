@@ -5,11 +5,16 @@
 // and its holds, and must be decided again before they reach a member.
 package firstpass
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Signal is closed once every binding present when listing began was
-// reconciled once (whatever the outcome: a binding that keeps failing
-// reports its own error and does not hold the others back).
+// decided once: a pass that stopped before it decided (a cache behind, a
+// read that failed) does not count. A binding that keeps failing reports
+// its own error; GiveUp ends the wait for it, so it does not hold the
+// others back for ever.
 type Signal struct {
 	mu         sync.Mutex
 	reconciled map[string]bool
@@ -33,7 +38,7 @@ func (s *Signal) Done() <-chan struct{} {
 	return s.done
 }
 
-// Reconciled records one pass over the binding key.
+// Reconciled records that a pass decided the binding key.
 func (s *Signal) Reconciled(key string) {
 	if s == nil {
 		return
@@ -75,4 +80,25 @@ func (s *Signal) closeIfDone() {
 			close(s.done)
 		}
 	}
+}
+
+// GiveUp closes the signal although some bindings were not decided yet,
+// and returns those, sorted; none once it is done.
+func (s *Signal) GiveUp() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pending []string
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	for k := range s.pending {
+		pending = append(pending, k)
+	}
+	slices.Sort(pending)
+	s.pending = map[string]bool{}
+	s.listed = true
+	close(s.done)
+	return pending
 }

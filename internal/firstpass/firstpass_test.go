@@ -44,3 +44,19 @@ func TestNoBindings(t *testing.T) {
 		t.Fatal("no signal (no binding controller) is done")
 	}
 }
+
+func TestGiveUp(t *testing.T) {
+	s := New()
+	s.Listed([]string{"rb/b", "rb/a", "rb/c"})
+	s.Reconciled("rb/c")
+	if got := s.GiveUp(); len(got) != 2 || got[0] != "rb/a" || got[1] != "rb/b" {
+		t.Errorf("GiveUp() = %v, want the bindings not decided: [rb/a rb/b]", got)
+	}
+	if !closed(s) {
+		t.Fatal("not done after giving up")
+	}
+	if got := s.GiveUp(); got != nil {
+		t.Errorf("GiveUp() once done = %v, want none", got)
+	}
+	s.Reconciled("rb/a") // after: no panic
+}

@@ -50,6 +50,11 @@ type Options struct {
 // "PropagationPolicy/<namespace>/<name>" or "ClusterPropagationPolicy/<name>".
 const PolicyIndex = "binding.federator.dev/policy"
 
+// FirstPassPatience is how long the dispatchers wait, after a replica
+// begins to lead, for bindings that cannot be decided (their passes keep
+// failing) before they dispatch anyway.
+var FirstPassPatience = time.Minute
+
 // SetupWithManager registers, for ResourceBindings and
 // ClusterResourceBindings, the controller that writes Works.
 //
@@ -84,6 +89,16 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				}
 			}
 			o.FirstPass.Listed(keys)
+			select {
+			case <-o.FirstPass.Done():
+			case <-ctx.Done():
+			case <-time.After(FirstPassPatience):
+				if pending := o.FirstPass.GiveUp(); len(pending) > 0 {
+					mgr.GetLogger().Info("dispatching starts although these bindings could not be decided since this replica began to lead; "+
+						"their Works may carry what the previous leader last wrote until they are (each binding's WorksSynced condition says why)",
+						"waited", FirstPassPatience.String(), "bindings", pending)
+				}
+			}
 			return nil
 		})); err != nil {
 			return err

@@ -57,10 +57,16 @@ type Reconciler struct {
 // the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
-	result, outcome, err := r.reconcile(ctx, req)
-	// Decided once, whatever the outcome: a binding that keeps failing
-	// says so itself and does not hold the others back.
-	r.FirstPass.Reconciled(firstPassKey(r.ClusterScoped, req.NamespacedName))
+	var decided bool
+	result, outcome, err := r.reconcile(ctx, req, &decided)
+	// Only a pass that decided counts for the dispatcher's first-pass wait:
+	// one that stopped before (a cache behind, a failed read) leaves the
+	// Works as the previous leader left them, holds not yet written. A
+	// binding that keeps failing says so itself; the wait for it ends after
+	// a while (setup.go) so it does not hold the others back.
+	if decided {
+		r.FirstPass.Reconciled(firstPassKey(r.ClusterScoped, req.NamespacedName))
+	}
 	result, err = retry.Quietly(result, err)
 	if outcome != "" {
 		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "duration", time.Since(start).Round(time.Millisecond).String())
@@ -68,12 +74,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, string, error) {
+// reconcile sets decided once the pass has written (or found written) what
+// holds each of the binding's Works, or found there is nothing to decide.
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *bool) (ctrl.Result, string, error) {
 	b := newView(r.ClusterScoped)
 	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
+		*decided = apierrors.IsNotFound(err)
 		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}
 	if !b.obj.GetDeletionTimestamp().IsZero() {
+		*decided = true
 		return ctrl.Result{}, "binding deleted: its Works are deleted", r.finalize(ctx, b)
 	}
 	if err := r.ensureIdentity(ctx, b); err != nil {
@@ -83,6 +93,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if apierrors.IsNotFound(err) {
 		// The detector deletes bindings whose template is gone.
 		metrics.SuspendedTemplates.Forget(suspendedKey(b))
+		*decided = true
 		return ctrl.Result{}, "", nil
 	}
 	if err != nil {
@@ -93,6 +104,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, "", err
 		}
 		outcome, err := r.unclaimed(ctx, b, tpl, policy)
+		*decided = err == nil
 		return ctrl.Result{}, outcome, err
 	}
 	metrics.SuspendedTemplates.Observe(suspendedKey(b), tpl.GetAnnotations())
@@ -116,6 +128,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonScheduleBindingFailed, msg)
 			})
 		}
+		*decided = true
 		return r.finish(ctx, b, before, events, "unschedulable: "+err.Error())
 	}
 	if !equality.Semantic.DeepEqual(placed.Targets, b.spec.Clusters) && !(len(placed.Targets) == 0 && len(b.spec.Clusters) == 0) {
@@ -160,6 +173,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A Work changed or appeared since the cache saw it: retry quietly.
 		return retry.Soon(), "", nil
 	}
+	// Written, up to the clusters whose Work could not be (those say why);
+	// a pass that wrote none of them decided nothing.
+	*decided = syncErr == nil || sync.created+sync.updated+sync.unchanged > 0
 	synced := metav1.Condition{Type: workkeys.ConditionWorksSynced, Status: metav1.ConditionTrue,
 		Reason: workkeys.ReasonWorksSynced, Message: workkeys.MessageWorksSynced}
 	if syncErr != nil {
