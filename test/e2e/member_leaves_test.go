@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,5 +101,42 @@ var _ = Describe("a member that leaves and rejoins", func() {
 		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
 		reportReady("member3", ns, name)
 		Eventually(func() int32 { return workReadyReplicas("member3", ns, name) }).Should(Equal(int32(2)))
+	})
+
+	It("leaves while unreachable: its Works are let go without reaching it, and what they placed there stays", func() {
+		const ns = "leaving-unreachable"
+		outage := faults()
+		propagatedEverywhere(ns, name)
+
+		By("stopping member3's API server, then deleting its Cluster: the Cluster goes all the same")
+		Expect(outage.StopMember("member3")).To(Succeed())
+		restarted := false
+		DeferCleanup(func() {
+			if !restarted {
+				Expect(outage.StartMember("member3")).To(Succeed())
+			}
+		})
+		Eventually(func() bool {
+			c := &clusterv1alpha1.Cluster{}
+			return hubClient.Get(ctx, client.ObjectKey{Name: "member3"}, c) == nil &&
+				meta.IsStatusConditionFalse(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		}).Should(BeTrue(), "the hub sees member3 not Ready")
+		rejoin := leave("member3")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hubClient.Get(ctx, client.ObjectKey{Name: "member3"}, &clusterv1alpha1.Cluster{}))
+		}).Should(BeTrue(), "the Cluster of a member that cannot be reached goes once its Works are let go")
+
+		By("starting member3 again: the Deployment is still there, no longer managed")
+		Expect(outage.StartMember("member3")).To(Succeed())
+		restarted = true
+		Eventually(func() error {
+			return members["member3"].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
+		}).Should(Succeed())
+
+		By("registering member3 again: the hub takes its Deployment back")
+		rejoin()
+		Eventually(func() *metav1.Condition { return applied("member3", "Deployment", ns, name) }).Should(
+			HaveField("Status", metav1.ConditionTrue))
+		Expect(memberImage("member3", ns, name)).To(Equal("nginx:1.25"))
 	})
 })
