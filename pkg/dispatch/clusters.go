@@ -86,7 +86,9 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !cluster.DeletionTimestamp.IsZero() {
 		// The member's controller runs until the finalizer goes (after a
 		// restart too): it deletes the objects of the Works going now.
-		if err := r.join(ctx, cluster.Name); err != nil {
+		err := r.join(ctx, cluster.Name)
+		r.settled(cluster.Name)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
 		return r.finishLeaving(ctx, cluster)
@@ -100,12 +102,18 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	err := r.join(ctx, cluster.Name)
-	r.mu.Lock()
-	r.setUp[cluster.Name] = true
-	r.mu.Unlock()
+	r.settled(cluster.Name)
 	// After the member is served: a hub whose RBAC predates the finalizer
 	// (no patch on clusters) still dispatches, and says what it lacks.
 	return ctrl.Result{}, errors.Join(err, r.ensureFinalizer(ctx, cluster))
+}
+
+// settled records that cluster's member client and Work controller were
+// set up once, or tried (membersSetUp).
+func (r *clusterReconciler) settled(cluster string) {
+	r.mu.Lock()
+	r.setUp[cluster] = true
+	r.mu.Unlock()
 }
 
 // membersSetUp is the /readyz check of the member clients: it fails while a
