@@ -172,16 +172,17 @@ func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
 // With the finalizer, a Cluster goes only once its execution namespace
 // holds no Work; a Work may still be found there when the Cluster went
 // without it (deleted before the finalizer was added, or the finalizer
-// removed by hand). Those Works carry the finalizer that has their objects removed from the
-// member, and once the member's controller is stopped nothing else would
-// remove it: their deletion would hang for good, and so would that of
-// their binding or namespace. Letting go is safe because the member cannot
-// be reached any more (its Cluster, with the endpoint and credentials, is
-// gone), which is what the Work reconciler's own deletion concludes too.
-// It runs only after the controller has stopped, so no reconcile adds the
-// finalizer back; a Work whose deletion starts later comes back here
-// through the Work watch (clusterOfDeletedWork). Works not being deleted keep
-// their finalizer, and are served again if the member rejoins.
+// removed by hand). Those Works carry the finalizer that has their objects
+// removed from the member, and once the member's controller is stopped
+// nothing else would remove it: their deletion would hang for good, and so
+// would that of their binding or namespace. Letting go is safe because the
+// member cannot be reached any more (its Cluster, with the endpoint and
+// credentials, is gone), which is what the Work reconciler's own deletion
+// concludes too. It runs only after the controller has stopped, so no
+// reconcile adds the finalizer back; a Work whose deletion starts later
+// comes back here through the Work watch (clusterOfDeletedWork). Works not
+// being deleted keep their finalizer, and are served again if the member
+// rejoins.
 func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
 	r.mu.Lock()
 	m := r.running[cluster]
