@@ -83,8 +83,8 @@ type LeaveOutcome string
 const (
 	LeaveDeleted     LeaveOutcome = "deleted"
 	LeavePreserved   LeaveOutcome = "preserved by their policy (preserveResourcesOnDeletion)"
-	LeaveDelayed     LeaveOutcome = "kept, as they carry a deletion delay"
-	LeaveNamespace   LeaveOutcome = "namespaces, kept"
+	LeaveDelayed     LeaveOutcome = "with a deletion delay"
+	LeaveNamespace   LeaveOutcome = "namespace(s) the hub propagated"
 	LeaveUnreachable LeaveOutcome = "left as they are, the cluster not being Ready"
 )
 

@@ -101,7 +101,7 @@ var _ = Describe("federator install", func() {
 		By("unjoining: what was placed in the member is deleted, then the Cluster and its Secrets go")
 		r = runCLI(exec.Command(federatorBinary(), "unjoin", member.Name, "--kubeconfig", f.Hub.KubeconfigPath, "--timeout=60s"))
 		Expect(r.code).To(Equal(0), r.stderr)
-		Expect(r.stdout).To(ContainSubstring("1 objects deleted from " + member.Name))
+		Expect(r.stdout).To(ContainSubstring("1 object deleted from " + member.Name))
 		Expect(r.stdout).To(ContainSubstring("Cluster " + member.Name + " is gone"))
 		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: member.Name}, &clusterv1alpha1.Cluster{}))).To(BeTrue())
 		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: member.Name}, &corev1.Secret{}))).To(BeTrue())

@@ -301,8 +301,8 @@ func TestUnjoinSaysWhatHappensThenRemovesTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"its 4 Works in karmada-es-edge are deleted", "1 objects deleted from edge",
-		"staying there, no longer managed: 1 preserved by their policy (preserveResourcesOnDeletion), 1 kept, as they carry a deletion delay, 1 namespaces, kept",
+	for _, want := range []string{"its 4 Works in karmada-es-edge are deleted", "1 object deleted from edge",
+		"staying there, no longer managed: 1 preserved by their policy (preserveResourcesOnDeletion), 1 with a deletion delay, 1 namespace(s) the hub propagated",
 		"Cluster edge deleted", "Cluster edge is gone", "Secret karmada-cluster/edge deleted", "Secret karmada-cluster/edge-impersonator deleted"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("unjoin does not say %q:\n%s", want, out)
@@ -346,7 +346,7 @@ func TestUnjoinOfAClusterNotReadySaysItsObjectsStay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "its 1 Works in karmada-es-edge are deleted without reaching edge, which is not Ready (ClusterNotReachable: cluster is not reachable): " +
+	want := "its 1 Work in karmada-es-edge is deleted without reaching edge, which is not Ready (ClusterNotReachable: cluster is not reachable): " +
 		"the objects they placed there stay, no longer managed"
 	if !strings.Contains(out, want) {
 		t.Errorf("unjoin does not say %q:\n%s", want, out)
@@ -383,7 +383,7 @@ func TestUnjoinSaysWhatHoldsTheClusterWhenItGivesUp(t *testing.T) {
 	}{
 		{"Works left", []client.Object{work.DeepCopy()}, []string{
 			"the Cluster edge is still there after 1s, held by its finalizers karmada.io/cluster-controller",
-			"1 Works are left in karmada-es-edge (web-deployment)", "if none is running against this hub",
+			"1 Work is left in karmada-es-edge (web-deployment)", "if none is running against this hub",
 			"kubectl patch cluster edge --type merge"}},
 		{"a binding still targets it", []client.Object{rb}, []string{
 			"bindings still target edge (ResourceBinding shop/api-deployment)"}},

@@ -150,7 +150,8 @@ func unjoinPlan(cluster *clusterv1alpha1.Cluster, works []workv1alpha1.Work) str
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "unjoining %s: its %d Works in %s are deleted", cluster.Name, len(works), execNS)
+	fmt.Fprintf(&b, "unjoining %s: %s in %s %s deleted", cluster.Name, counted(len(works), "its 1 Work", "its %d Works"), execNS,
+		counted(len(works), "is", "are"))
 	if len(works) == 0 {
 		b.WriteString(", none placed anything there")
 		return b.String()
@@ -166,7 +167,8 @@ func unjoinPlan(cluster *clusterv1alpha1.Cluster, works []workv1alpha1.Work) str
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, ", and with them what they placed in %s: %d objects deleted from %s", cluster.Name, counts[dispatch.LeaveDeleted], cluster.Name)
+	fmt.Fprintf(&b, ", and with them what they placed in %s: %s deleted from %s", cluster.Name,
+		counted(counts[dispatch.LeaveDeleted], "1 object", "%d objects"), cluster.Name)
 	var kept []string
 	for _, outcome := range []dispatch.LeaveOutcome{dispatch.LeavePreserved, dispatch.LeaveDelayed, dispatch.LeaveNamespace} {
 		if n := counts[outcome]; n > 0 {
@@ -216,7 +218,7 @@ func waitClusterGone(ctx context.Context, h *hub, out io.Writer, name string, ti
 		}
 		if works, lastErr = clusterWorks(ctx, h, name); lastErr == nil && len(works) != lastLeft {
 			lastLeft = len(works)
-			fmt.Fprintf(out, "  %d Works left in %s\n", lastLeft, names.GenerateExecutionSpaceName(name))
+			fmt.Fprintf(out, "  %s left in %s\n", counted(lastLeft, "1 Work", "%d Works"), names.GenerateExecutionSpaceName(name))
 		}
 		return false, nil
 	})
@@ -251,8 +253,8 @@ func stillLeaving(ctx context.Context, h *hub, cluster *clusterv1alpha1.Cluster,
 			}
 			listed = append(listed, w.Name)
 		}
-		fmt.Fprintf(&b, ". %d Works are left in %s (%s): federator's controller deletes their objects from %s before it lets each go; "+
-			"if none is running against this hub (federator install, or federator controller), nothing does", len(works),
+		fmt.Fprintf(&b, ". %s left in %s (%s): federator's controller deletes their objects from %s before it lets each go; "+
+			"if none is running against this hub (federator install, or federator controller), nothing does", counted(len(works), "1 Work is", "%d Works are"),
 			names.GenerateExecutionSpaceName(cluster.Name), strings.Join(listed, ", "), cluster.Name)
 		if ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady); ready != nil && ready.Status == metav1.ConditionTrue {
 			fmt.Fprintf(&b, "; if %s stopped answering, its Works are let go once the hub sees it not Ready", cluster.Name)
@@ -270,4 +272,15 @@ func stillLeaving(ctx context.Context, h *hub, cluster *clusterv1alpha1.Cluster,
 		"remove the finalizer yourself (kubectl patch cluster %s --type merge -p '{\"metadata\":{\"finalizers\":null}}'), then delete its Secrets in %s",
 		cluster.Name, cluster.Name, cluster.Name, membership.ClusterNamespace)
 	return b.String()
+}
+
+// counted is one when n is 1, else many with n in place of its %d.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	if !strings.Contains(many, "%d") {
+		return many
+	}
+	return fmt.Sprintf(many, n)
 }
