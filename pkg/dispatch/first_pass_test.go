@@ -56,7 +56,7 @@ func TestACachedReleaseIsNotAppliedOverANewerHold(t *testing.T) {
 	if _, err := d.memberDeployment(); err == nil {
 		t.Fatal("the member got the release the cache showed, over the hold the API server has")
 	}
-	if res.RequeueAfter == 0 && !res.Requeue {
+	if res == (ctrl.Result{}) {
 		t.Errorf("the pass that found the cache behind is not retried: %+v", res)
 	}
 	if c := d.work(t, released).Status.Conditions; len(c) != 0 {
