@@ -118,10 +118,7 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 	if err != nil {
 		return nil, err
 	}
-	checks := r.Checks
-	if checks == nil {
-		checks = hold.Checks
-	}
+	checks := r.checks()
 	decisions := hold.Decide(in, targets, checks)
 	var held []string
 	var errs []error

@@ -157,10 +157,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
-	checks := r.Checks
-	if checks == nil {
-		checks = hold.Checks
-	}
+	checks := r.checks()
 	decisions := hold.Decide(in, targets, checks)
 	setApproved(b, in, decisions)
 	delay := countdown.Effective(
@@ -200,6 +197,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	}
 	result, _, err := r.finish(ctx, b, before, events, outcome)
 	return r.recheckGates(result, in), outcome, errors.Join(syncErr, err)
+}
+
+// checks are the hold checks this reconciler decides with.
+func (r *Reconciler) checks() []hold.Check {
+	if r.Checks == nil {
+		return hold.Checks
+	}
+	return r.Checks
 }
 
 func (r *Reconciler) fresh() client.Reader {

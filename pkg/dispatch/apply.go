@@ -164,16 +164,14 @@ func applyManifest(ctx context.Context, member client.Client, manifest *unstruct
 			return nil, "", false, err
 		}
 	}
-	if existing != nil {
+	if countingDown(existing) {
 		// Before the apply, while existing is the version just read: the
 		// mark goes with a resourceVersion precondition, so pkg/softdelete's
 		// deletion (preconditioned too) and this cannot both succeed.
-		if _, counting := existing.GetAnnotations()[workkeys.DeletionTimestampAnnotation]; counting {
-			if err := countdown.TakeBack(ctx, member, existing); err != nil {
-				return nil, "", false, fmt.Errorf("cluster %s: %w", cluster, err)
-			}
-			adopted = true
+		if err := countdown.TakeBack(ctx, member, existing); err != nil {
+			return nil, "", false, fmt.Errorf("cluster %s: %w", cluster, err)
 		}
+		adopted = true
 	}
 	if !write {
 		return existing, applyUnchanged, adopted, nil
