@@ -49,6 +49,14 @@ const (
 	// governs the template put the cluster back on the revision it names
 	// ("revision 3 of Rollout shop/web"). Absent otherwise.
 	RolledBackAnnotation = "work.federator.dev/rolled-back"
+	// TemplateVersionAnnotation, on a Work, is the resourceVersion of the
+	// template its manifest was last built from. It is written along with
+	// whatever else changes in the Work, never alone (a template's status
+	// changing its resourceVersion costs no Work write), so it is a floor: a
+	// binding controller whose cache holds an older template (just elected,
+	// or the hub's API server just back) reads the template afresh instead
+	// of sending a version the user has already replaced.
+	TemplateVersionAnnotation = "work.federator.dev/template-version"
 
 	// OverrideFailedAnnotation, on a Work, names the override policy and
 	// rule that cannot be applied to its cluster's manifest, and why. The

@@ -158,6 +158,10 @@ func fullIntent(desired *workv1alpha1.Work, ownerLabel string, manifestsChanged 
 // annotation the stored Work has but annotations lacks is a difference.
 func UpToDate(work *workv1alpha1.Work, spec workv1alpha1.WorkSpec, annotations map[string]string) bool {
 	for k, v := range annotations {
+		if k == workkeys.TemplateVersionAnnotation {
+			// Carried along with a change, never a change of its own.
+			continue
+		}
 		if have, ok := work.Annotations[k]; !ok || have != v {
 			return false
 		}

@@ -33,6 +33,9 @@ func TestUpToDate(t *testing.T) {
 			map[string]string{"policy.karmada.io/applied-overrides": `[{"policyName":"canary"}]`}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), false},
 		{"a cluster override policy deleted: its record must go",
 			map[string]string{"policy.karmada.io/applied-cluster-overrides": `[{"policyName":"canary"}]`}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), false},
+		{"only the template's resourceVersion moved (its status changed): no write",
+			map[string]string{"work.federator.dev/template-version": "37"}, spec(`{"a":1}`, false),
+			map[string]string{"work.federator.dev/template-version": "41"}, spec(`{"a":1}`, false), true},
 		{"an annotation of someone else's is left alone", map[string]string{"note": "x"}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), true},
 	}
 	for _, tc := range cases {

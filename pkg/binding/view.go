@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/retry"
 )
 
 // view is what the controllers need of a ResourceBinding or a
@@ -87,10 +88,38 @@ func (v view) policyKey() string {
 
 // template reads the binding's resource template from the cache.
 func template(ctx context.Context, c client.Reader, b view) (*unstructured.Unstructured, error) {
+	t := templateObject(b)
+	err := c.Get(ctx, client.ObjectKeyFromObject(t), t)
+	return t, err
+}
+
+func templateObject(b view) *unstructured.Unstructured {
 	t := &unstructured.Unstructured{}
 	t.SetAPIVersion(b.spec.Resource.APIVersion)
 	t.SetKind(b.spec.Resource.Kind)
-	err := c.Get(ctx, client.ObjectKey{Namespace: b.spec.Resource.Namespace, Name: b.spec.Resource.Name}, t)
+	t.SetNamespace(b.spec.Resource.Namespace)
+	t.SetName(b.spec.Resource.Name)
+	return t
+}
+
+// templateAtLeast reads the binding's template from the cache, or from the
+// API server when the cache holds a version older than the one the binding
+// records (spec.resource.resourceVersion) or one of its Works was built from
+// (TemplateVersionAnnotation): after a change of leader or a restart of the
+// hub's API server, the template informer may still be catching up while
+// the binding and Work informers have, and a manifest built from it would
+// send a version the user has already replaced.
+func templateAtLeast(ctx context.Context, cache, api client.Reader, b view, works []workv1alpha1.Work) (*unstructured.Unstructured, error) {
+	floors := []string{b.spec.Resource.ResourceVersion}
+	for i := range works {
+		floors = append(floors, works[i].Annotations[workkeys.TemplateVersionAnnotation])
+	}
+	t := templateObject(b)
+	fresh, err := retry.ReadAtLeast(ctx, cache, api, client.ObjectKeyFromObject(t), t, floors...)
+	if fresh && err == nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("the template cache is behind this binding or its Works: template read from the API server",
+			"resourceVersion", t.GetResourceVersion())
+	}
 	return t, err
 }
 

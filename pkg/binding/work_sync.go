@@ -116,6 +116,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		if kept, ok := rolledBack[target.Name]; ok {
 			work.Annotations[workkeys.RolledBackAnnotation] = kept.origin
 		}
+		work.Annotations[workkeys.TemplateVersionAnnotation] = tpl.GetResourceVersion()
 		desired = append(desired, clusterWork{cluster: target.Name, work: work})
 	}
 	if err := r.confirmReleases(ctx, b, in, checks, decisions, desired, last); err != nil {

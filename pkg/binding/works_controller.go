@@ -89,7 +89,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	if err := r.ensureIdentity(ctx, b); err != nil {
 		return ctrl.Result{}, "", err
 	}
-	tpl, err := template(ctx, r.Client, b)
+	existing, err := worksOf(ctx, r.Client, b)
+	if err != nil {
+		return ctrl.Result{}, "", err
+	}
+	tpl, err := templateAtLeast(ctx, r.Client, r.fresh(), b, existing)
 	if apierrors.IsNotFound(err) {
 		// The detector deletes bindings whose template is gone.
 		metrics.SuspendedTemplates.Forget(suspendedKey(b))

@@ -15,11 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
@@ -194,4 +196,49 @@ func bindingIDLabel(template *unstructured.Unstructured) string {
 		return workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
 	return workv1alpha2.ResourceBindingPermanentIDLabel
+}
+
+// templateAtLeast reads the template key names from the cache or, when the
+// cache holds a version older than its binding records
+// (spec.resource.resourceVersion), from the API server: after a change of
+// leader or a restart of the hub's API server, the binding informer may
+// have caught up while the template's has not, and a binding written from
+// that template would take the template's holds and content back to a
+// version the user has already replaced.
+func (d *Reconciler) templateAtLeast(ctx context.Context, key Key) (*unstructured.Unstructured, error) {
+	var b client.Object = &workv1alpha2.ResourceBinding{}
+	if key.Namespace == "" {
+		b = &workv1alpha2.ClusterResourceBinding{}
+	}
+	var floor string
+	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: names.GenerateBindingName(key.Kind, key.Name)}, b)
+	switch {
+	case err == nil:
+		floor = resourceOf(b).ResourceVersion
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	template := &unstructured.Unstructured{}
+	template.SetGroupVersionKind(key.GroupVersionKind)
+	api := d.apiReader
+	if api == nil {
+		api = d.client
+	}
+	fresh, err := retry.ReadAtLeast(ctx, d.client, api, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, template, floor)
+	if fresh && err == nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("the template cache is behind its binding: template read from the API server",
+			"resourceVersion", template.GetResourceVersion())
+	}
+	return template, err
+}
+
+// resourceOf is the template reference of a binding of either kind.
+func resourceOf(b client.Object) workv1alpha2.ObjectReference {
+	switch b := b.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return b.Spec.Resource
+	case *workv1alpha2.ClusterResourceBinding:
+		return b.Spec.Resource
+	}
+	return workv1alpha2.ObjectReference{}
 }

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -47,10 +46,13 @@ type Key struct {
 // Reconciler is the detector: it watches the kinds policies select and
 // keeps one binding per claimed template.
 type Reconciler struct {
-	client   client.Client
-	mgr      ctrl.Manager
-	recorder record.EventRecorder
-	ctrl     controller.TypedController[Key]
+	client client.Client
+	// apiReader reads a template past a cache that is behind its binding
+	// (templateAtLeast); the client when unset.
+	apiReader client.Reader
+	mgr       ctrl.Manager
+	recorder  record.EventRecorder
+	ctrl      controller.TypedController[Key]
 	// noPolicyStatus: Options.NoPolicyStatus.
 	noPolicyStatus bool
 
@@ -99,7 +101,7 @@ type Options struct {
 // watches grow with the kinds policies select, and a policy controller that
 // validates policies and adds those watches.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
-	d := &Reconciler{client: mgr.GetClient(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
+	d := &Reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
 		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}, suspensionChanged: map[Key]bool{},
 		noPolicyStatus: o.NoPolicyStatus}
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
@@ -168,9 +170,7 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 
 // reconcile returns what it did, for the log.
 func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
-	template := &unstructured.Unstructured{}
-	template.SetGroupVersionKind(key.GroupVersionKind)
-	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: key.Name}, template)
+	template, err := d.templateAtLeast(ctx, key)
 	if apierrors.IsNotFound(err) {
 		return "template gone: binding deleted", d.deleteBinding(ctx, key)
 	}

@@ -20,26 +20,11 @@ import (
 // changes when they change and goes when they go: the binding controller
 // takes such a binding before bulk work (internal/priority).
 func TestBindingCarriesTemplateHolds(t *testing.T) {
-	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "pp-uid"},
-		Spec: policyv1alpha1.PropagationSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}}}
-	dep := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "tpl-uid"}}
-	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(pp, dep).
-		WithIndex(&policyv1alpha1.PropagationPolicy{}, kindIndex, selectedKinds).
-		WithIndex(&policyv1alpha1.ClusterPropagationPolicy{}, kindIndex, selectedKinds).Build()
-	d := &Reconciler{client: c, recorder: record.NewFakeRecorder(10)}
+	c, d, dep, key := newTemplateTest()
 	ctx := context.Background()
-	key := Key{GroupVersionKind: appsv1.SchemeGroupVersion.WithKind("Deployment"), Namespace: "shop", Name: "web"}
 	digest := func() (string, bool) {
 		t.Helper()
-		if _, err := d.Reconcile(ctx, key); err != nil {
-			t.Fatal(err)
-		}
-		rb := &workv1alpha2.ResourceBinding{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web-deployment"}, rb); err != nil {
-			t.Fatal(err)
-		}
+		rb := reconcileBinding(t, c, d, key)
 		v, ok := rb.Annotations[workkeys.TemplateHoldsAnnotation]
 		return v, ok
 	}
@@ -73,4 +58,33 @@ func TestBindingCarriesTemplateHolds(t *testing.T) {
 	if v, ok := digest(); ok {
 		t.Errorf("the holds are gone: binding still has %s=%q", workkeys.TemplateHoldsAnnotation, v)
 	}
+}
+
+// newTemplateTest is a hub with the Deployment shop/web and the
+// PropagationPolicy shop/web that claims it, and a detector on it.
+func newTemplateTest() (client.Client, *Reconciler, *appsv1.Deployment, Key) {
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "pp-uid"},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}}}
+	dep := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "tpl-uid"}}
+	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(pp, dep).
+		WithIndex(&policyv1alpha1.PropagationPolicy{}, kindIndex, selectedKinds).
+		WithIndex(&policyv1alpha1.ClusterPropagationPolicy{}, kindIndex, selectedKinds).Build()
+	d := &Reconciler{client: c, recorder: record.NewFakeRecorder(10)}
+	return c, d, dep, Key{GroupVersionKind: appsv1.SchemeGroupVersion.WithKind("Deployment"), Namespace: "shop", Name: "web"}
+}
+
+// reconcileBinding runs the detector on key and returns the binding as
+// stored.
+func reconcileBinding(t *testing.T, c client.Client, d *Reconciler, key Key) *workv1alpha2.ResourceBinding {
+	t.Helper()
+	if _, err := d.Reconcile(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: key.Namespace, Name: "web-deployment"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	return rb
 }

@@ -1,0 +1,93 @@
+package binding
+
+import (
+	"context"
+	"testing"
+
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+// staleTemplate is a cache that keeps the template shop/web as it is now,
+// as a template informer that has not caught up after a change of leader or
+// a restart of the hub's API server does, while every other read sees the
+// API server.
+func (b *bindingTest) staleTemplate(t *testing.T) client.Client {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	cached := &unstructured.Unstructured{}
+	if err := b.hub.Scheme().Convert(dep, cached, nil); err != nil {
+		t.Fatal(err)
+	}
+	cached.SetAPIVersion("apps/v1")
+	cached.SetKind("Deployment")
+	stale := interceptor.NewClient(b.hub.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == "Deployment" {
+				cached.DeepCopyInto(u)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}})
+	return stale
+}
+
+// The chaos checker (seed 2026, run 3) saw a member sent a version the user
+// had replaced 3 s before, just after the hub's API server came back: the
+// new leader's binding informer had caught up, its Deployment informer not.
+// A template older than what the binding records or a Work was built from
+// is read afresh from the API server, never sent.
+func TestATemplateTheCacheHasNotCaughtUpWithIsNotSent(t *testing.T) {
+	t.Run("older than the Works were built from", func(t *testing.T) {
+		b := newBindingTest(t, nil, interceptor.Funcs{})
+		b.setImage(t, "nginx:1.27")
+		b.reconcile(t)
+		stale := b.staleTemplate(t) // the new leader's cache, at 1.27
+		b.setImage(t, "nginx:1.28")
+		// The previous leader saw 1.28 and wrote it.
+		b.reconcile(t)
+		b.works.Client, b.works.APIReader = stale, b.hub
+		b.reconcile(t)
+		for _, cluster := range []string{"member1", "member2"} {
+			if got := workImage(b.work(t, cluster)); got != "nginx:1.28" {
+				t.Errorf("%s: Work carries %q after a pass with a template cache behind, want nginx:1.28 (what it was built from)", cluster, got)
+			}
+		}
+	})
+	t.Run("older than the binding records", func(t *testing.T) {
+		b := newBindingTest(t, nil, interceptor.Funcs{})
+		b.setImage(t, "nginx:1.27")
+		b.reconcile(t)
+		b.works.Client, b.works.APIReader = b.staleTemplate(t), b.hub // the cache stays at 1.27
+		b.setImage(t, "nginx:1.28")
+		// The detector recorded the new version on the binding.
+		dep := &appsv1.Deployment{}
+		if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+			t.Fatal(err)
+		}
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: bindingName}, rb); err != nil {
+			t.Fatal(err)
+		}
+		rb.Spec.Resource.ResourceVersion = dep.ResourceVersion
+		if err := b.hub.Update(context.Background(), rb); err != nil {
+			t.Fatal(err)
+		}
+		b.reconcile(t)
+		for _, cluster := range []string{"member1", "member2"} {
+			w := b.work(t, cluster)
+			if got := workImage(w); got != "nginx:1.28" {
+				t.Errorf("%s: Work carries %q, built from a template older than its binding records; want nginx:1.28", cluster, got)
+			}
+			if got := w.Annotations["work.federator.dev/template-version"]; got != dep.ResourceVersion {
+				t.Errorf("%s: template-version %q, want %q (the version the manifest was built from)", cluster, got, dep.ResourceVersion)
+			}
+		}
+	})
+}
