@@ -89,6 +89,9 @@ type options struct {
 	faults    map[string]bool
 	gates     bool
 	replicas  int
+	// settleEvery: every this many operations, lift every hold and wait
+	// for every member to converge (0: only after the last operation).
+	settleEvery int
 }
 
 // defaultReplicas is how many replicas of the controller a run starts: two,
@@ -125,6 +128,9 @@ func main() {
 		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed")
 	flag.IntVar(&o.replicas, "replicas", defaultReplicas,
 		"replicas of `federator controller`, with leader election (one leads, the others stand by); a kill hits any of them")
+	flag.IntVar(&o.settleEvery, "settle-every", 0,
+		"every N operations, stop the faults, lift every hold and time how long every member takes to have every latest version; "+
+			"the report gives the median and the longest (0: only after the last operation); the operations and faults of a seed stay the same")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()

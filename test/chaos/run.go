@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,11 @@ type chaosRun struct {
 type result struct {
 	converged time.Duration
 	stale     []string // template in member: has X, want Y (no convergence)
+	// settles are the convergence times of the settles before the last
+	// (--settle-every); unsettled says, for each that did not converge in
+	// time, at which step and what was stale.
+	settles   []time.Duration
+	unsettled []string
 }
 
 func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
@@ -211,6 +217,8 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	logf("setup done: every member has every template; %d operations follow", r.o.steps)
 
 	pausedUntil := 0
+	var settles []time.Duration
+	var unsettled []string
 	for step := 1; step <= r.o.steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -282,7 +290,30 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			return nil, ctx.Err()
 		case <-time.After(pause):
 		}
+		if r.o.settleEvery > 0 && step%r.o.settleEvery == 0 && step < r.o.steps {
+			res, err := r.settle(ctx, step, "settle")
+			if err != nil {
+				return nil, err
+			}
+			pausedUntil = 0
+			settles = append(settles, res.converged)
+			if len(res.stale) > 0 {
+				unsettled = append(unsettled, fmt.Sprintf("after step %d: %s", step, strings.Join(res.stale, "; ")))
+			}
+			logf("settled after step %d in %s", step, res.converged.Round(time.Millisecond))
+		}
 	}
+	res, err := r.settle(ctx, r.o.steps, "final")
+	if err != nil {
+		return nil, err
+	}
+	res.settles, res.unsettled = append(settles, res.converged), unsettled
+	return res, nil
+}
+
+// settle ends every fault, lifts every hold and waits for every member to
+// have every latest version: what an operator does after an incident.
+func (r *chaosRun) settle(ctx context.Context, step int, label string) (*result, error) {
 	if r.paused != "" {
 		if err := r.resumeMember(); err != nil {
 			return nil, err
@@ -291,24 +322,24 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	if err := r.restartExited(); err != nil {
 		return nil, err
 	}
-	if err := r.resumeEverything(ctx); err != nil {
+	if err := r.resumeEverything(ctx, step+1, label); err != nil {
 		return nil, err
 	}
 	return r.converge(ctx)
 }
 
 // resumeEverything lifts every hold, one write at a time, as a person
-// would after an incident, and re-creates the policy if it is gone.
-func (r *chaosRun) resumeEverything(ctx context.Context) error {
-	step := r.o.steps + 1
+// would after an incident, and re-creates the policy if it is gone. Its
+// writes are numbered from step and their history says label.
+func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string) error {
 	do := func(o op, change func(*state)) error {
 		n := r.current().clone()
 		change(&n)
 		sent := time.Now()
 		if err := write(ctx, r.hub, o, &n, r.names, &sent); err != nil {
-			return fmt.Errorf("final resume, %s: %w", o, err)
+			return fmt.Errorf("%s resume, %s: %w", label, o, err)
 		}
-		r.record(step, "final "+o.String(), sent, time.Now(), n)
+		r.record(step, label+" "+o.String(), sent, time.Now(), n)
 		step++
 		return nil
 	}

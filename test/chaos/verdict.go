@@ -79,6 +79,9 @@ func (r *chaosRun) verdict(res *result) int {
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
 	}
+	if r.o.settleEvery > 0 {
+		args = append(args, fmt.Sprintf("--settle-every=%d", r.o.settleEvery))
+	}
 	if len(r.o.faults) < len(allFaults) {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(r.o.faults)), ","))
 	}
@@ -103,6 +106,14 @@ func (r *chaosRun) verdict(res *result) int {
 		code = exitViolation
 	} else {
 		summary += fmt.Sprintf("; converged %s after the final resume", res.converged.Round(time.Millisecond))
+	}
+	if len(res.settles) > 1 {
+		summary += "; " + settleFigures(res.settles)
+	}
+	if len(res.unsettled) > 0 {
+		fmt.Printf("NO CONVERGENCE within %s after %d of the %d settles:\n  %s\n", r.o.converge, len(res.unsettled), len(res.settles),
+			strings.Join(res.unsettled, "\n  "))
+		code = exitViolation
 	}
 	if r.o.selfTest {
 		caught := false
@@ -247,4 +258,12 @@ func checkHistory(path string, grace time.Duration) int {
 		return exitViolation
 	}
 	return 0
+}
+
+// settleFigures says how long the members took to converge after each
+// settle: how many, the median and the longest.
+func settleFigures(settles []time.Duration) string {
+	sorted := slices.Sorted(slices.Values(settles))
+	return fmt.Sprintf("converged after each of %d settles: median %s, max %s", len(sorted),
+		sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond))
 }
