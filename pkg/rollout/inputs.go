@@ -1,0 +1,179 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/revision"
+	"github.com/federator-dev/federator/pkg/gatestate"
+)
+
+// What a step of the stage machine reads: each cluster's health at the
+// current content, the stages' clusters, and the gates a stage waits on.
+
+// health says, per placed cluster, whether every template is healthy there
+// at its current content: the cluster's Work carries that content, is not
+// held, is applied at its generation, and the member object is healthy by
+// Karmada's interpreter (a Deployment updated and available at its
+// generation, a Job complete; other kinds once applied).
+func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string]bool, map[string]string, error) {
+	healthy := map[string]bool{}
+	unhealthy := map[string]bool{}
+	heldElsewhere := map[string]string{}
+	for _, b := range bindings {
+		for _, t := range b.spec.Clusters {
+			w := &workv1alpha1.Work{}
+			err := r.Client.Get(ctx, client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(t.Name), Name: b.workName}, w)
+			if apierrors.IsNotFound(err) {
+				unhealthy[t.Name] = true
+				continue
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if reason := w.Annotations[workkeys.HoldReasonAnnotation]; ptr.Deref(w.Spec.SuspendDispatching, false) &&
+				reason != "" && reason != workkeys.ReasonRolloutStage && heldElsewhere[t.Name] == "" {
+				heldElsewhere[t.Name] = w.Annotations[workkeys.HoldMessageAnnotation]
+			}
+			if workHealthy(w, b.hash) {
+				healthy[t.Name] = true
+			} else {
+				unhealthy[t.Name] = true
+			}
+		}
+	}
+	for c := range unhealthy {
+		delete(healthy, c)
+	}
+	return healthy, heldElsewhere, nil
+}
+
+func workHealthy(w *workv1alpha1.Work, hash string) bool {
+	if w.Annotations[workkeys.TemplateHashAnnotation] != hash || ptr.Deref(w.Spec.SuspendDispatching, false) ||
+		!w.DeletionTimestamp.IsZero() {
+		return false
+	}
+	applied := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionApplied)
+	if applied == nil || applied.Status != metav1.ConditionTrue || applied.ObservedGeneration != w.Generation {
+		return false
+	}
+	if len(w.Status.ManifestStatuses) == 0 {
+		return false
+	}
+	for _, ms := range w.Status.ManifestStatuses {
+		if ms.Health != workv1alpha1.ResourceHealthy {
+			return false
+		}
+	}
+	return true
+}
+
+// stages resolves spec.stages against the placed clusters: by name, or by
+// the labels of their Cluster objects (clusters an earlier stage took are
+// not taken again); the placed clusters no stage names form the last stage,
+// "remaining". It also judges each stage's gates by the clock and returns
+// when the first of them changes by itself.
+func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters []clusterv1alpha1.Cluster,
+	placed map[string]bool, now time.Time) ([]Stage, time.Duration, error) {
+	taken := map[string]bool{}
+	var out []Stage
+	var recheck time.Duration
+	for _, s := range ro.Spec.Stages {
+		st := Stage{Name: s.Name, Pause: s.Pause}
+		if s.MinSuccessTime != nil {
+			st.MinSuccessTime = s.MinSuccessTime.Duration
+		}
+		var selector labels.Selector
+		if s.ClusterSelector != nil {
+			sel, err := metav1.LabelSelectorAsSelector(s.ClusterSelector)
+			if err != nil {
+				return nil, 0, fmt.Errorf("spec.stages[%s].clusterSelector of %s cannot be read: %v; fix it", s.Name, ro, err)
+			}
+			selector = sel
+		}
+		for _, c := range clusters {
+			if !placed[c.Name] || taken[c.Name] {
+				continue
+			}
+			if slices.Contains(s.Clusters, c.Name) || selector != nil && selector.Matches(labels.Set(c.Labels)) {
+				st.Clusters = append(st.Clusters, c.Name)
+				taken[c.Name] = true
+			}
+		}
+		slices.Sort(st.Clusters)
+		st.MaxConcurrency = max(scaled(s.MaxConcurrency, len(st.Clusters), len(st.Clusters), true), 1)
+		hold, next, err := r.gateHold(ctx, ro, s)
+		if err != nil {
+			return nil, 0, err
+		}
+		st.GateHold = hold
+		if !next.IsZero() {
+			if d := next.Sub(now); d > 0 && (recheck == 0 || d < recheck) {
+				recheck = d
+			}
+		}
+		out = append(out, st)
+	}
+	rest := Stage{Name: rolloutsv1alpha1.RemainingStage}
+	for c := range placed {
+		if !taken[c] {
+			rest.Clusters = append(rest.Clusters, c)
+		}
+	}
+	if len(rest.Clusters) > 0 {
+		slices.Sort(rest.Clusters)
+		rest.MaxConcurrency = len(rest.Clusters)
+		out = append(out, rest)
+	}
+	return out, recheck, nil
+}
+
+// gateHold judges the stage's gates by the clock: "" when all are open,
+// else what holds, fail safe (a missing gate holds).
+func (r *Reconciler) gateHold(ctx context.Context, ro revision.Rollout, s rolloutsv1alpha1.Stage) (string, time.Time, error) {
+	var msgs []string
+	var next time.Time
+	for _, ref := range s.Gates {
+		ns, name, ok := strings.Cut(ref, "/")
+		if !ok {
+			ns, name = ro.Obj.GetNamespace(), ref
+		}
+		if ns == "" {
+			msgs = append(msgs, fmt.Sprintf("gate '%s' needs a namespace in a ClusterRollout: write namespace/%s", ref, ref))
+			continue
+		}
+		g := &gatingv1alpha1.Gate{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, g)
+		if apierrors.IsNotFound(err) {
+			msgs = append(msgs, fmt.Sprintf("gate '%s/%s' does not exist: create it, or remove it from the stage's gates", ns, name))
+			continue
+		}
+		if err != nil {
+			return "", time.Time{}, err
+		}
+		e := gatestate.At(g, r.now())
+		if e.NextChange != nil && (next.IsZero() || e.NextChange.Before(next)) {
+			next = *e.NextChange
+		}
+		if !e.Open {
+			msgs = append(msgs, fmt.Sprintf("waiting approval, gate '%s/%s' is closed (%s)", ns, name, e.Message))
+		}
+	}
+	return strings.Join(msgs, "; "), next, nil
+}

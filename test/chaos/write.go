@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// Writing an operation as a person (or GitOps) does: the policy and its
+// annotations as the state has them, template changes, Gates and their
+// requests.
+
+// policyFor is the PropagationPolicy as s has it: what a person (or GitOps)
+// applies.
+func policyFor(s state, members []string) *policyv1alpha1.PropagationPolicy {
+	pp := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: policyName, Annotations: policyAnnotations(s)},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web-a"},
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web-b"},
+				{APIVersion: "v1", Kind: "ConfigMap", Name: configMap},
+			},
+			Placement:  policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: members}},
+			Suspension: suspensionFor(s),
+		},
+	}
+	return pp
+}
+
+func policyAnnotations(s state) map[string]string {
+	a := map[string]string{}
+	if s.PolicySuspended {
+		a[policykeys.SuspendedAnnotation] = holdReason
+	}
+	for m := range s.PolicyClusters {
+		a[policykeys.ClusterSuspendedAnnotationPrefix+m] = holdReason
+	}
+	if len(s.PolicyGates) > 0 {
+		a[gatingv1alpha1.GatesAnnotation] = gatesAnnotation(s)
+	}
+	if len(a) == 0 {
+		return nil
+	}
+	return a
+}
+
+// gatesAnnotation is the value of gating.federator.dev/gates as s lists
+// the gates.
+func gatesAnnotation(s state) string {
+	return strings.Join(slices.Sorted(maps.Keys(s.PolicyGates)), ",")
+}
+
+func suspensionFor(s state) *policyv1alpha1.Suspension {
+	if !s.SuspendAll && len(s.SuspendOn) == 0 {
+		return nil
+	}
+	sp := &policyv1alpha1.Suspension{}
+	if s.SuspendAll {
+		sp.Dispatching = ptr.To(true)
+	}
+	if len(s.SuspendOn) > 0 {
+		on := slices.Sorted(maps.Keys(s.SuspendOn))
+		sp.DispatchingOnClusters = &policyv1alpha1.SuspendClusters{ClusterNames: on}
+	}
+	return sp
+}
+
+// annotationPatch is a merge patch setting key to holdReason, or removing it.
+func annotationPatch(key string, set bool) []byte {
+	var v any
+	if set {
+		v = holdReason
+	}
+	raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: v}}})
+	return raw
+}
+
+// write sends o to the hub; next is the state it leaves (a gate request
+// fills in its times). sent is when the write that took effect was sent
+// (a retried write moves it).
+func write(ctx context.Context, hub client.Client, o op, next *state, members []string, sent *time.Time) error {
+	patch := func(obj client.Object, raw []byte) error {
+		return hub.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw))
+	}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: policyName}}
+	switch o.Kind {
+	case opVersion:
+		if isConfigMap(o.Template) {
+			return patch(templateObject(o.Template), fmt.Appendf(nil, `{"data":{"version":%q}}`, o.Version))
+		}
+		return framework.SetImage(ctx, hub, namespace, o.Template, o.Version)
+	case opTemplateSuspend:
+		return patch(templateObject(o.Template), annotationPatch(policykeys.SuspendedAnnotation, next.Templates[o.Template].Suspended))
+	case opTemplateCluster:
+		return patch(templateObject(o.Template), annotationPatch(policykeys.ClusterSuspendedAnnotationPrefix+o.Member,
+			next.Templates[o.Template].Clusters[o.Member]))
+	case opPolicySuspend:
+		return patch(pp, annotationPatch(policykeys.SuspendedAnnotation, next.PolicySuspended))
+	case opPolicyCluster:
+		return patch(pp, annotationPatch(policykeys.ClusterSuspendedAnnotationPrefix+o.Member, next.PolicyClusters[o.Member]))
+	case opGateList, opGateUnlist:
+		var v any
+		if len(next.PolicyGates) > 0 {
+			v = gatesAnnotation(*next)
+		}
+		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{gatingv1alpha1.GatesAnnotation: v}}})
+		return patch(pp, raw)
+	case opGateCreate:
+		gate := gateObject(o.Gate)
+		gate.Spec.Default = gatingv1alpha1.Closed
+		if w := next.Gates[o.Gate].Window; w > 0 {
+			gate.Spec.Window = &metav1.Duration{Duration: w}
+		}
+		if next.Gates[o.Gate].Scheduled {
+			gate.Spec.Schedules = []gatingv1alpha1.GateSchedule{{Name: "every-minute", Cron: "* * * * *",
+				Duration: metav1.Duration{Duration: scheduleOpen}, Action: gatingv1alpha1.ActionOpen}}
+		}
+		*sent = time.Now()
+		return hub.Create(ctx, gate)
+	case opGateDelete:
+		return hub.Delete(ctx, gateObject(o.Gate))
+	case opGateOpen, opGateClose:
+		return requestGate(ctx, hub, o, next, sent)
+	case opSuspendAll, opSuspendOn:
+		// A merge patch keeps what it does not name: null removes.
+		var dispatching, on any
+		if next.SuspendAll {
+			dispatching = true
+		}
+		if len(next.SuspendOn) > 0 {
+			on = map[string]any{"clusterNames": slices.Sorted(maps.Keys(next.SuspendOn))}
+		}
+		// Written in one spelling, the other one's fields removed, so the
+		// two never disagree (the hub refuses that).
+		var suspension any = map[string]any{"dispatching": dispatching, "dispatchingOnClusters": on,
+			"suspendDispatching": nil, "suspendDispatchingOnClusters": nil}
+		if o.Alias {
+			suspension = map[string]any{"suspendDispatching": dispatching, "suspendDispatchingOnClusters": on,
+				"dispatching": nil, "dispatchingOnClusters": nil}
+		}
+		if dispatching == nil && on == nil {
+			suspension = nil
+		}
+		raw, _ := json.Marshal(map[string]any{"spec": map[string]any{"suspension": suspension}})
+		return patch(pp, raw)
+	case opDeletePolicy:
+		return hub.Delete(ctx, pp)
+	case opRecreatePolicy:
+		// The deleted policy may linger while a finalizer is removed (the
+		// controller may be down): a person re-applying retries as well.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			*sent = time.Now()
+			err := hub.Create(ctx, policyFor(*next, members))
+			if !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) {
+				return err
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return fmt.Errorf("unknown operation %s", o.Kind)
+}
+
+// requestMargin: see requestGate.
+const requestMargin = 1500 * time.Millisecond
+
+func gateObject(name string) *gatingv1alpha1.Gate {
+	return &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+}
+
+// requestGate writes what `federator gate open|close NAME [--for D]`
+// writes (gateState.request), timed when it is sent, and puts those times
+// into next. A request about to come into force (within requestMargin) is
+// waited out rather than overwritten or cancelled: the gate controller may
+// record it as applied while the write is on its way, and an applied
+// request newer than every annotation stays in force (pkg/gatestate),
+// which the model does not follow.
+func requestGate(ctx context.Context, hub client.Client, o op, next *state, sent *time.Time) error {
+	open := o.Kind == opGateOpen
+	g := next.Gates[o.Gate]
+	for _, at := range []time.Time{g.OpenAt, g.CloseAt} {
+		if wait := time.Until(at); wait > 0 && wait < requestMargin {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait + 100*time.Millisecond):
+			}
+		}
+	}
+	now := time.Now().UTC()
+	*sent = now
+	g = g.request(open, now, o.For)
+	next.Gates = maps.Clone(next.Gates)
+	next.Gates[o.Gate] = g
+	stamp := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t.Format(time.RFC3339Nano)
+	}
+	raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		gatingv1alpha1.OpenRequestAnnotation: stamp(g.OpenAt), gatingv1alpha1.CloseRequestAnnotation: stamp(g.CloseAt)}}})
+	return hub.Patch(ctx, gateObject(o.Gate), client.RawPatch(types.MergePatchType, raw))
+}
