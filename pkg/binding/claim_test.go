@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
@@ -253,5 +254,46 @@ func TestAReleaseIsConfirmedAgainstThePolicyTheBindingLags(t *testing.T) {
 	}
 	if w := b.work(t, "member1"); ptr.Deref(w.Spec.SuspendDispatching, false) || workImage(w) != "nginx:1.28" {
 		t.Errorf("member1, which nothing holds, was held=%v image=%q", ptr.Deref(w.Spec.SuspendDispatching, false), workImage(w))
+	}
+}
+
+// A Cluster that leaves is taken out of a binding no policy claims (whose
+// Works otherwise keep what they last had), and its Work is deleted: the
+// Cluster's finalizer waits until no binding targets it, so an unclaimed
+// binding would hold an unjoin for ever (found by the full suite).
+func TestALeavingClusterLeavesAnUnclaimedBinding(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.reconcile(t)
+	if err := b.hub.Delete(ctx, b.policy(t)); err != nil {
+		t.Fatal(err)
+	}
+	member2 := &clusterv1alpha1.Cluster{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Name: "member2"}, member2); err != nil {
+		t.Fatal(err)
+	}
+	member2.Finalizers = []string{"karmada.io/cluster-controller"}
+	if err := b.hub.Update(ctx, member2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.hub.Delete(ctx, member2); err != nil {
+		t.Fatal(err)
+	}
+	work := b.work(t, "member2")
+	b.reconcile(t)
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.Spec.Clusters) != 1 || rb.Spec.Clusters[0].Name != "member1" {
+		t.Errorf("the unclaimed binding targets %+v, want member1 only", rb.Spec.Clusters)
+	}
+	gone := &workv1alpha1.Work{}
+	err := b.hub.Get(ctx, client.ObjectKeyFromObject(work), gone)
+	if err == nil && gone.DeletionTimestamp.IsZero() {
+		t.Error("the leaving cluster's Work was not deleted")
+	}
+	if w := b.work(t, "member1"); !w.DeletionTimestamp.IsZero() {
+		t.Error("member1's Work, which stays, is being deleted")
 	}
 }

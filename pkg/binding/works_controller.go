@@ -103,6 +103,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
+	if _, err := r.dropLeft(ctx, b); err != nil {
+		return ctrl.Result{}, "", err
+	}
 	if gone, policy, err := r.policyGone(ctx, b); err != nil || gone {
 		if err != nil {
 			return ctrl.Result{}, "", err

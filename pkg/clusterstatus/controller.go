@@ -64,10 +64,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !cluster.DeletionTimestamp.IsZero() {
-		r.forget(cluster.Name)
-		return ctrl.Result{}, nil
-	}
+	// A Cluster being deleted is still probed, as Karmada's status
+	// controller does until it is gone: while it leaves, its Ready says
+	// whether its objects can be deleted there or its Works are let go
+	// (pkg/dispatch), so a member that stops answering meanwhile does not
+	// hold its Cluster for good.
 	result, probed := r.probes.result(cluster.Name)
 	if !probed {
 		return ctrl.Result{}, r.probes.start(cluster.Name)

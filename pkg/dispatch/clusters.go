@@ -28,12 +28,15 @@ import (
 )
 
 // clusterReconciler gives every registered Cluster its execution namespace
-// (karmada-es-<cluster>) and its own Work controller and watch, and stops
-// both when the Cluster is deleted. It is also a manager runnable: member
-// controllers run under the manager's context and are stopped, and waited
-// for, when the manager stops.
+// (karmada-es-<cluster>), its finalizer and its own Work controller and
+// watch. A Cluster being deleted keeps its Work controller, which deletes
+// the member's objects as their Works go (finishLeaving); once the hub has
+// let go of it the finalizer goes, and with the Cluster its controller and
+// watch. It is also a manager runnable: member controllers run under the
+// manager's context and are stopped, and waited for, when the manager stops.
 type clusterReconciler struct {
 	mgr     ctrl.Manager
+	hub     client.Client
 	members *Members
 	// firstPass: Options.FirstPass.
 	firstPass <-chan struct{}
@@ -75,24 +78,42 @@ func (r *clusterReconciler) Start(ctx context.Context) error {
 
 func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
-	if err := r.mgr.GetClient().Get(ctx, req.NamespacedName, cluster); apierrors.IsNotFound(err) {
+	if err := r.hub.Get(ctx, req.NamespacedName, cluster); apierrors.IsNotFound(err) {
 		return ctrl.Result{}, r.left(ctx, req.Name)
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		// The member's controller runs until the finalizer goes (after a
+		// restart too): it deletes the objects of the Works going now.
+		err := r.join(ctx, cluster.Name)
+		r.settled(cluster.Name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.finishLeaving(ctx, cluster)
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.GenerateExecutionSpaceName(cluster.Name)}}
-	if err := r.mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
-		if err := r.mgr.GetClient().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.hub.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
+		if err := r.hub.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	err := r.join(ctx, cluster.Name)
+	r.settled(cluster.Name)
+	// After the member is served: a hub whose RBAC predates the finalizer
+	// (no patch on clusters) still dispatches, and says what it lacks.
+	return ctrl.Result{}, errors.Join(err, r.ensureFinalizer(ctx, cluster))
+}
+
+// settled records that cluster's member client and Work controller were
+// set up once, or tried (membersSetUp).
+func (r *clusterReconciler) settled(cluster string) {
 	r.mu.Lock()
-	r.setUp[cluster.Name] = true
+	r.setUp[cluster] = true
 	r.mu.Unlock()
-	return ctrl.Result{}, err
 }
 
 // membersSetUp is the /readyz check of the member clients: it fails while a
@@ -148,16 +169,20 @@ func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
 // left stops the Work controller and watch of a member whose Cluster is
 // gone, forgets its client, and lets go of its Works being deleted.
 //
-// Those Works carry the finalizer that has their objects removed from the
-// member, and once the member's controller is stopped nothing else would
-// remove it: their deletion would hang for good, and so would that of
-// their binding or namespace. Letting go is safe because the member cannot
-// be reached any more (its Cluster, with the endpoint and credentials, is
-// gone), which is what the Work reconciler's own deletion concludes too.
-// It runs only after the controller has stopped, so no reconcile adds the
-// finalizer back; a Work whose deletion starts later comes back here
-// through the Work watch (clusterOfDeletedWork). Works not being deleted keep
-// their finalizer, and are served again if the member rejoins.
+// With the finalizer, a Cluster goes only once its execution namespace
+// holds no Work; a Work may still be found there when the Cluster went
+// without it (deleted before the finalizer was added, or the finalizer
+// removed by hand). Those Works carry the finalizer that has their objects
+// removed from the member, and once the member's controller is stopped
+// nothing else would remove it: their deletion would hang for good, and so
+// would that of their binding or namespace. Letting go is safe because the
+// member cannot be reached any more (its Cluster, with the endpoint and
+// credentials, is gone), which is what the Work reconciler's own deletion
+// concludes too. It runs only after the controller has stopped, so no
+// reconcile adds the finalizer back; a Work whose deletion starts later
+// comes back here through the Work watch (clusterOfDeletedWork). Works not
+// being deleted keep their finalizer, and are served again if the member
+// rejoins.
 func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
 	r.mu.Lock()
 	m := r.running[cluster]
@@ -170,7 +195,7 @@ func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
 	r.members.Forget(cluster)
 
 	works := &workv1alpha1.WorkList{}
-	if err := r.mgr.GetClient().List(ctx, works, client.InNamespace(names.GenerateExecutionSpaceName(cluster))); err != nil {
+	if err := r.hub.List(ctx, works, client.InNamespace(names.GenerateExecutionSpaceName(cluster))); err != nil {
 		return err
 	}
 	var errs []error
@@ -181,7 +206,7 @@ func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
 		}
 		patch := client.MergeFrom(work.DeepCopy())
 		controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
-		if err := r.mgr.GetClient().Patch(ctx, work, patch); client.IgnoreNotFound(err) != nil {
+		if err := r.hub.Patch(ctx, work, patch); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("releasing Work %s/%s of cluster %s, which left the federation: %w",
 				work.Namespace, work.Name, cluster, err))
 		}
@@ -232,7 +257,7 @@ type Options struct {
 // Cluster, started as Clusters appear and stopped as they go.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	members := o.Members
-	r := &clusterReconciler{mgr: mgr, members: members, started: make(chan struct{}), running: map[string]*member{},
+	r := &clusterReconciler{mgr: mgr, hub: mgr.GetClient(), members: members, started: make(chan struct{}), running: map[string]*member{},
 		setUp: map[string]bool{}, firstPass: o.FirstPass}
 	if err := mgr.Add(r); err != nil {
 		return err
@@ -241,8 +266,11 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("dispatch-clusters").
-		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, deletionStarted{}))).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.clusterOfDeletedWork),
 			builder.WithPredicates(awaitingFinalizer)).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.leavingClusterOfWork),
+			builder.WithPredicates(workGone)).
 		Complete(r)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -389,20 +390,24 @@ func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, syncErr error) func
 // deletion delay. Either way the Work is released at once, so neither it
 // nor its binding waits for a countdown: the countdown is recorded in a
 // tombstone of its own, and the Work can be written again if the object
-// is placed here again.
+// is placed here again. What the deletion does in the member is
+// deletionOf's to say (a member that leaves, a Work that preserves).
 func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (string, error) {
 	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
 		return "", nil
 	}
 	outcome := "released"
 	cluster := &clusterv1alpha1.Cluster{}
-	err := r.Hub.Get(ctx, client.ObjectKey{Name: r.Cluster}, cluster)
-	switch {
-	case apierrors.IsNotFound(err):
-		// The member left the federation: nothing to reach, nothing to delete.
-	case err != nil:
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.Cluster}, cluster); apierrors.IsNotFound(err) {
+		cluster = nil
+	} else if err != nil {
 		return "", err
-	case work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion:
+	}
+	switch how := deletionOf(cluster, work); how {
+	case leaveObjects:
+		if cluster != nil && !cluster.DeletionTimestamp.IsZero() && !ptr.Deref(work.Spec.PreserveResourcesOnDeletion, false) {
+			outcome = "released: cluster " + r.Cluster + " leaves while not Ready, its objects stay"
+		}
 	default:
 		member, err := r.Members.Client(ctx, r.Cluster)
 		if err != nil {
@@ -417,7 +422,7 @@ func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (s
 			if err != nil {
 				return "", err
 			}
-			did, err := r.removeManifest(ctx, member, manifest, work.Namespace, work.Name)
+			did, err := r.removeManifest(ctx, member, manifest, work.Namespace, work.Name, how == removeLeaving)
 			release()
 			if err != nil {
 				return "", fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
 )
@@ -20,15 +19,20 @@ import (
 // wrote it: at once, or, when the manifest carries a deletion delay, by
 // starting its countdown (pkg/softdelete ends it). An object the hub does
 // not manage is left alone. A delay that cannot be read starts a countdown
-// that does not end by itself: bad input never deletes.
-func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured, workNamespace, workName string) (string, error) {
+// that does not end by itself: bad input never deletes. In a member that
+// leaves (its Cluster being deleted), what leavingKeeps keeps stays and
+// the rest is deleted at once.
+func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured,
+	workNamespace, workName string, leaving bool) (string, error) {
 	existing, err := getMemberObject(ctx, member, manifest)
 	if err != nil || existing == nil || !countdown.IsManagedBy(existing, workNamespace, workName) {
 		return "", err
 	}
-	raw, delayed := manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation]
-	if d, err := countdown.Parse(raw); delayed && err == nil && d == 0 {
-		delayed = false
+	delayed := hasDeletionDelay(manifest)
+	if leaving {
+		if why, kept := leavingKeeps(manifest.GetKind(), delayed); kept {
+			return why, nil
+		}
 	}
 	if !delayed {
 		return "deleted", client.IgnoreNotFound(member.Delete(ctx, existing, client.PropagationPolicy("Background")))

@@ -4,4 +4,8 @@
 // when the Work goes (never blocked by a hold), and collects the member
 // objects' status back into the Work. Every member has its own controller,
 // queue and client, so one slow or unreachable member never delays another.
+// It owns a member's time in the federation too, as Karmada's cluster
+// controller does: the execution namespace and the cluster finalizer, and,
+// when the Cluster is deleted, deleting its Works and what they placed in
+// the member before the Cluster may go (cluster_finalizer.go, leaving.go).
 package dispatch

@@ -123,6 +123,14 @@ func TestMemberThatLeavesLeavesNothingRunning(t *testing.T) {
 
 	join("stays")
 	dispatch("stays", "stays")
+	// A Cluster that leaves waits for its bindings, read from the hub's
+	// cache: the binding controller's informers in a hub, here started
+	// before counting.
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
 	baseline := machineryGoroutines()
 	join("leaves")
 	work := dispatch("leaves", "leaves")

@@ -1,12 +1,15 @@
 package dispatch
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
@@ -33,5 +36,25 @@ func TestReadyOnceEveryMemberIsSetUp(t *testing.T) {
 	r.setUp["member2"] = true
 	if err := check(req); err != nil {
 		t.Fatalf("every member set up: %v", err)
+	}
+}
+
+// A Cluster being deleted when the replica starts counts as set up once its
+// member controller runs again: /readyz does not wait for it to go.
+func TestReadyWithAClusterBeingDeleted(t *testing.T) {
+	now := metav1.Now()
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(
+		&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1", DeletionTimestamp: &now,
+			Finalizers: []string{"karmada.io/cluster-controller", "example.com/another"}}}).Build()
+	// A manager context that has ended: join starts no member controller.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := &clusterReconciler{hub: hub, started: make(chan struct{}), ctx: ctx, running: map[string]*member{}, setUp: map[string]bool{}}
+	close(r.started)
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: "member1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.membersSetUp(hub)(httptest.NewRequest("GET", "/readyz", nil)); err != nil {
+		t.Fatalf("a Cluster being deleted holds /readyz: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ var Controllers = []Controller{
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return binding.SetupStatusWithManager(mgr, binding.Options{Workers: d.options.Workers})
 		}},
-	{Name: "execution", What: "Work → member cluster (pkg/dispatch)",
+	{Name: "execution", What: "Work → member cluster (pkg/dispatch); Cluster finalizer: a Cluster deleted is emptied first",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			var firstPass <-chan struct{}
 			if d.firstPass != nil {

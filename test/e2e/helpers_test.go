@@ -17,6 +17,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -399,13 +400,21 @@ func faults() fleet.Faults {
 }
 
 // leave deletes member's Cluster from the hub, as an operator unregistering
-// it would; rejoin registers it again (at the latest when the spec ends).
+// it would; rejoin registers it again (at the latest when the spec ends),
+// once the Cluster is gone: its finalizer holds it until the hub has let
+// go of the member, and registering meanwhile would update the Cluster
+// that is going.
 func leave(member string) (rejoin func()) {
 	GinkgoHelper()
 	m := env.MemberEndpoints[member]
 	var once sync.Once
 	rejoin = func() {
-		once.Do(func() { Expect(membership.Register(ctx, hubClient, member, m.Config)).To(Succeed()) })
+		once.Do(func() {
+			Eventually(func() bool {
+				return apierrors.IsNotFound(hubClient.Get(ctx, client.ObjectKey{Name: member}, &clusterv1alpha1.Cluster{}))
+			}).Should(BeTrue(), "the %s Cluster is gone before it joins again", member)
+			Expect(membership.Register(ctx, hubClient, member, m.Config)).To(Succeed())
+		})
 	}
 	DeferCleanup(rejoin)
 	Expect(hubClient.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: member}})).To(Succeed())

@@ -98,13 +98,17 @@ var _ = Describe("federator install", func() {
 		Expect(string(controller.Err.Contents())).NotTo(ContainSubstring("forbidden"),
 			"the controller lacks a right the installed RBAC should grant")
 
-		By("unjoining: the Cluster and its Secrets go, the member keeps what was placed there")
-		r = runCLI(exec.Command(federatorBinary(), "unjoin", member.Name, "--kubeconfig", f.Hub.KubeconfigPath))
+		By("unjoining: what was placed in the member is deleted, then the Cluster and its Secrets go")
+		r = runCLI(exec.Command(federatorBinary(), "unjoin", member.Name, "--kubeconfig", f.Hub.KubeconfigPath, "--timeout=60s"))
 		Expect(r.code).To(Equal(0), r.stderr)
-		Expect(r.stdout).To(ContainSubstring("stay there, no longer managed"))
+		Expect(r.stdout).To(ContainSubstring("1 object deleted from " + member.Name))
+		Expect(r.stdout).To(ContainSubstring("Cluster " + member.Name + " is gone"))
 		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: member.Name}, &clusterv1alpha1.Cluster{}))).To(BeTrue())
 		Expect(apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: member.Name}, &corev1.Secret{}))).To(BeTrue())
-		Expect(memberClient.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{})).To(Succeed())
+		Expect(apierrors.IsNotFound(memberClient.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{}))).To(BeTrue(),
+			"shop/web is still in the member after unjoin")
+		// The namespace the hub propagated stays in a cluster that leaves.
+		Expect(memberClient.Get(ctx, client.ObjectKey{Name: "shop"}, &corev1.Namespace{})).To(Succeed())
 		Expect(string(controller.Err.Contents())).NotTo(ContainSubstring("forbidden"))
 	})
 })

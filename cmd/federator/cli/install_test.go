@@ -11,12 +11,15 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/config/install"
@@ -279,19 +282,28 @@ func TestJoinSaysWhyTheClusterIsNotReady(t *testing.T) {
 }
 
 func TestUnjoinSaysWhatHappensThenRemovesTheCluster(t *testing.T) {
-	c := cluster("edge")
-	c.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge"}
-	c.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge-impersonator"}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge"}}
-	impersonator := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge-impersonator"}}
-	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge", Name: "web-deployment"}}
-	h := newTestHub(t, c, secret, impersonator, work, cluster("member1"))
+	c := unjoinCluster(true)
+	secret, impersonator := unjoinSecrets()
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge", Name: "web-deployment"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{
+			{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"}}`)}}}}}}
+	preserved := work.DeepCopy()
+	preserved.Name, preserved.Spec.PreserveResourcesOnDeletion = "db-statefulset", ptr.To(true)
+	delayed := work.DeepCopy()
+	delayed.Name = "api-deployment"
+	delayed.Spec.Workload.Manifests[0].Raw = []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api","namespace":"shop",` +
+		`"annotations":{"federator.dev/deletion-delay":"1h"}}}`)
+	ns := work.DeepCopy()
+	ns.Name = "shop-namespace"
+	ns.Spec.Workload.Manifests[0].Raw = []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shop"}}`)
+	h := newTestHub(t, c, secret, impersonator, work, preserved, delayed, ns, cluster("member1"))
 	out, err := runInstall(t, h, members{}, "unjoin", "edge")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"its 1 Works in karmada-es-edge are deleted", "stay there, no longer managed", "Karmada would delete them",
-		"Cluster edge deleted", "Secret karmada-cluster/edge deleted", "Secret karmada-cluster/edge-impersonator deleted"} {
+	for _, want := range []string{"its 4 Works in karmada-es-edge are deleted", "1 object deleted from edge",
+		"staying there, no longer managed: 1 preserved by their policy (preserveResourcesOnDeletion), 1 with a deletion delay, 1 namespace(s) the hub propagated",
+		"Cluster edge deleted", "Cluster edge is gone", "Secret karmada-cluster/edge deleted", "Secret karmada-cluster/edge-impersonator deleted"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("unjoin does not say %q:\n%s", want, out)
 		}
@@ -304,5 +316,97 @@ func TestUnjoinSaysWhatHappensThenRemovesTheCluster(t *testing.T) {
 	_, err = runInstall(t, h, members{}, "unjoin", "edge")
 	if err == nil || !strings.Contains(err.Error(), "no cluster edge is joined") || !strings.Contains(err.Error(), "joined: member1") {
 		t.Errorf("unjoin of an unknown cluster: %v", err)
+	}
+}
+
+func unjoinCluster(ready bool) *clusterv1alpha1.Cluster {
+	c := cluster("edge")
+	c.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge"}
+	c.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge-impersonator"}
+	status := metav1.ConditionTrue
+	reason, message := "ClusterReady", "cluster is healthy and ready to accept workloads"
+	if !ready {
+		status, reason, message = metav1.ConditionFalse, "ClusterNotReachable", "cluster is not reachable"
+	}
+	c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: reason, Message: message}}
+	return c
+}
+
+func unjoinSecrets() (secret, impersonator *corev1.Secret) {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "edge-impersonator"}}
+}
+
+func TestUnjoinOfAClusterNotReadySaysItsObjectsStay(t *testing.T) {
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge", Name: "web-deployment"},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{
+			{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"}}`)}}}}}}
+	h := newTestHub(t, unjoinCluster(false), work)
+	out, err := runInstall(t, h, members{}, "unjoin", "edge", "--wait=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "its 1 Work in karmada-es-edge is deleted without reaching edge, which is not Ready (ClusterNotReachable: cluster is not reachable): " +
+		"the objects they placed there stay, no longer managed"
+	if !strings.Contains(out, want) {
+		t.Errorf("unjoin does not say %q:\n%s", want, out)
+	}
+}
+
+func TestUnjoinSaysWhatHoldsTheClusterWhenItGivesUp(t *testing.T) {
+	c := unjoinCluster(true)
+	c.Finalizers = []string{"karmada.io/cluster-controller"}
+	secret, impersonator := unjoinSecrets()
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge", Name: "web-deployment",
+		Finalizers: []string{"karmada.io/execution-controller"}}}
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api-deployment"},
+		Spec: workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "edge"}}}}
+
+	t.Run("--wait=false returns at once and keeps the credentials the controller still needs", func(t *testing.T) {
+		h := newTestHub(t, c.DeepCopy(), secret.DeepCopy(), impersonator.DeepCopy(), work.DeepCopy())
+		out, err := runInstall(t, h, members{}, "unjoin", "edge", "--wait=false")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "not waiting (--wait=false)") || !strings.Contains(out, "kubectl -n karmada-cluster delete secret edge edge-impersonator") {
+			t.Errorf("unjoin --wait=false says:\n%s", out)
+		}
+		if err := h.client.Get(context.Background(), client.ObjectKeyFromObject(secret), &corev1.Secret{}); err != nil {
+			t.Errorf("the credentials are deleted while the Cluster is still there: %v", err)
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		objs []client.Object
+		want []string
+	}{
+		{"Works left", []client.Object{work.DeepCopy()}, []string{
+			"the Cluster edge is still there after 1s, held by its finalizers karmada.io/cluster-controller",
+			"1 Work is left in karmada-es-edge (web-deployment)", "if none is running against this hub",
+			"kubectl patch cluster edge --type merge"}},
+		{"a binding still targets it", []client.Object{rb}, []string{
+			"bindings still target edge (ResourceBinding shop/api-deployment)"}},
+		{"nothing left: no controller removes the finalizer", nil, []string{
+			"No Work is left and no binding targets edge: federator's controller removes the finalizer, is one running against this hub"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTestHub(t, append(tc.objs, c.DeepCopy(), secret.DeepCopy(), impersonator.DeepCopy())...)
+			out, err := runInstall(t, h, members{}, "unjoin", "edge", "--timeout=1s")
+			if err == nil {
+				t.Fatalf("unjoin returned while the Cluster is still there:\n%s", out)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("unjoin's error does not say %q: %v", want, err)
+				}
+			}
+			if !strings.Contains(out, "Cluster edge deleted") {
+				t.Errorf("unjoin says:\n%s", out)
+			}
+			if err := h.client.Get(context.Background(), client.ObjectKeyFromObject(secret), &corev1.Secret{}); err != nil {
+				t.Errorf("the credentials are deleted while the Cluster is still there: %v", err)
+			}
+		})
 	}
 }

@@ -8,11 +8,8 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
-	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
-	"github.com/karmada-io/karmada/pkg/util/names"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -218,90 +215,6 @@ func waitClusterReady(ctx context.Context, h *hub, out io.Writer, name string, t
 	}
 	return fmt.Errorf("the Cluster %s is joined but not Ready after %s: %s: %s. The hub's controller reaches it at %s: that address must "+
 		"answer from where the controller runs", name, timeout, ready.Reason, ready.Message, cluster.Spec.APIEndpoint)
-}
-
-func newUnjoinCommand(connect connector) *cobra.Command {
-	var conn connection
-	var hubKubeconfig string
-	cmd := &cobra.Command{
-		Use:   "unjoin NAME",
-		Short: "Remove member NAME from the hub: its Cluster and credentials; says first what happens to the objects placed there",
-		Long: `Unjoin deletes the Cluster NAME and its credential Secrets in karmada-cluster on
-the hub. Federator stops reaching the cluster at once, and the hub deletes the Works
-of NAME; the objects they placed in the cluster stay there, no longer managed
-(Karmada would delete them, unless a policy preserves them on deletion). To have
-them removed from the cluster, first take NAME out of the policies' placement and
-wait until namespace karmada-es-NAME holds no Work, then unjoin. In the cluster
-itself, namespace karmada-cluster (the ServiceAccounts join created) stays.`,
-		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if hubKubeconfig != "" {
-				if conn.kubeconfig != "" {
-					return fmt.Errorf("--kubeconfig and --hub-kubeconfig both name the hub: pass one of them")
-				}
-				conn.kubeconfig, conn.kubeconfigFlag = hubKubeconfig, "hub-kubeconfig"
-			}
-			h, err := connect(conn)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			out := cmd.OutOrStdout()
-			cluster := &clusterv1alpha1.Cluster{}
-			if err := h.client.Get(ctx, client.ObjectKey{Name: name}, cluster); apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-				return fmt.Errorf("no cluster %s is joined to the hub %s%s", name, h.host, knownClusters(ctx, h))
-			} else if err != nil {
-				return fmt.Errorf("reading Cluster %s on the hub %s: %w", name, h.host, err)
-			}
-			works := &workv1alpha1.WorkList{}
-			execNS := names.GenerateExecutionSpaceName(name)
-			if err := h.client.List(ctx, works, client.InNamespace(execNS)); err != nil {
-				return fmt.Errorf("listing the Works of %s in %s: %w", name, execNS, err)
-			}
-			preserved := 0
-			for _, w := range works.Items {
-				if w.Spec.PreserveResourcesOnDeletion != nil && *w.Spec.PreserveResourcesOnDeletion {
-					preserved++
-				}
-			}
-			fmt.Fprintf(out, "unjoining %s: federator stops reaching it now; its %d Works in %s are deleted from the hub, "+
-				"and the objects they placed in %s stay there, no longer managed", name, len(works.Items), execNS, name)
-			if preserved > 0 {
-				fmt.Fprintf(out, " (%d of them preserved on deletion by their policy)", preserved)
-			}
-			fmt.Fprintf(out, ". Karmada would delete them: to have them removed, take %s out of the policies' placement and wait "+
-				"until %s holds no Work before unjoining.\n", name, execNS)
-			if err := h.client.Delete(ctx, cluster); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting Cluster %s on the hub %s: %w", name, h.host, err)
-			}
-			fmt.Fprintf(out, "Cluster %s deleted\n", name)
-			// Owned by the Cluster, so a garbage collector would delete them
-			// too; a hub may run none (a bare API server).
-			for _, ref := range []*clusterv1alpha1.LocalSecretReference{cluster.Spec.SecretRef, cluster.Spec.ImpersonatorSecretRef} {
-				if ref == nil {
-					continue
-				}
-				secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
-				switch err := h.client.Delete(ctx, secret); {
-				case apierrors.IsNotFound(err):
-				case err != nil:
-					return fmt.Errorf("deleting Secret %s/%s (credentials of %s) on the hub: %w", ref.Namespace, ref.Name, name, err)
-				default:
-					fmt.Fprintf(out, "Secret %s/%s deleted\n", ref.Namespace, ref.Name)
-				}
-			}
-			fmt.Fprintf(out, "in the cluster itself, namespace %s (the ServiceAccounts join created, ClusterRole %s) stays: "+
-				"delete them with the cluster's own kubeconfig once no hub uses them\n",
-				membership.ClusterNamespace, names.GenerateRoleName(names.GenerateServiceAccountName(name)))
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	conn.addFlags(f, false)
-	_ = f.MarkHidden("namespace")
-	f.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "the hub's kubeconfig, as join names it (same as --kubeconfig here)")
-	return cmd
 }
 
 // knownClusters lists the names a person may have meant.

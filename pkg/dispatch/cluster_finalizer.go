@@ -1,0 +1,149 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/karmada-io/karmada/pkg/util/names"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterkeys "github.com/federator-dev/federator/apis/cluster"
+)
+
+// leavingRecheck is how soon a leaving Cluster is looked at again while a
+// binding still targets it (the Work watch brings it back sooner when a
+// Work goes).
+const leavingRecheck = 2 * time.Second
+
+// ensureFinalizer puts the cluster finalizer on a Cluster, as Karmada's
+// cluster controller does, so that deleting it waits for the hub to let go
+// of the member (finishLeaving).
+func (r *clusterReconciler) ensureFinalizer(ctx context.Context, cluster *clusterv1alpha1.Cluster) error {
+	if controllerutil.ContainsFinalizer(cluster, clusterkeys.ControllerFinalizer) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(cluster, clusterkeys.ControllerFinalizer)
+	return r.hub.Patch(ctx, cluster, patch)
+}
+
+// finishLeaving lets go of a Cluster being deleted, as Karmada's cluster
+// controller does (removeCluster): it deletes every Work in the cluster's
+// execution namespace (the member's Work controller, still running, removes
+// their objects from the member as deletionOf says), waits until none is
+// left and no binding targets the cluster, then removes the finalizer. The
+// execution namespace itself stays, unlike Karmada's: on a hub without a
+// namespace controller its deletion never ends, and a cluster joining again
+// under the same name could get no Work until it did.
+func (r *clusterReconciler) finishLeaving(ctx context.Context, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(cluster, clusterkeys.ControllerFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	works := &workv1alpha1.WorkList{}
+	if err := r.hub.List(ctx, works, client.InNamespace(names.GenerateExecutionSpaceName(cluster.Name))); err != nil {
+		return ctrl.Result{}, err
+	}
+	var errs []error
+	for i := range works.Items {
+		w := &works.Items[i]
+		if !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.hub.Delete(ctx, w, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting Work %s/%s of cluster %s, which leaves: %w", w.Namespace, w.Name, cluster.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(works.Items) > 0 {
+		// Each Work's deletion brings the Cluster back here (workGone).
+		log.V(1).Info(fmt.Sprintf("leaving: waiting for %d Works to be deleted", len(works.Items)), "cluster", cluster.Name)
+		return ctrl.Result{RequeueAfter: leavingRecheck}, nil
+	}
+	targeting, err := BindingsTargeting(ctx, r.hub, cluster.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(targeting) > 0 {
+		log.V(1).Info("leaving: waiting for bindings to stop targeting it", "cluster", cluster.Name, "bindings", targeting)
+		return ctrl.Result{RequeueAfter: leavingRecheck}, nil
+	}
+	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(cluster, clusterkeys.ControllerFinalizer)
+	if err := r.hub.Patch(ctx, cluster, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log.V(1).Info("left: no Work and no binding holds it any more, finalizer removed", "cluster", cluster.Name)
+	return ctrl.Result{}, nil
+}
+
+// BindingsTargeting names the bindings whose spec.clusters still lists
+// cluster: placement leaves a Cluster being deleted out, and until the
+// binding controller has placed them again it could write a Work there.
+func BindingsTargeting(ctx context.Context, c client.Reader, cluster string) ([]string, error) {
+	targets := func(clusters []workv1alpha2.TargetCluster) bool {
+		return slices.ContainsFunc(clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == cluster })
+	}
+	var out []string
+	rbs := &workv1alpha2.ResourceBindingList{}
+	if err := c.List(ctx, rbs); noBindings(err) {
+		return nil, err
+	}
+	for _, b := range rbs.Items {
+		if targets(b.Spec.Clusters) {
+			out = append(out, "ResourceBinding "+b.Namespace+"/"+b.Name)
+		}
+	}
+	crbs := &workv1alpha2.ClusterResourceBindingList{}
+	if err := c.List(ctx, crbs); noBindings(err) {
+		return nil, err
+	}
+	for _, b := range crbs.Items {
+		if targets(b.Spec.Clusters) {
+			out = append(out, "ClusterResourceBinding "+b.Name)
+		}
+	}
+	return out, nil
+}
+
+// noBindings: a hub that does not serve a kind of binding has none of it.
+func noBindings(err error) bool {
+	return err != nil && !meta.IsNoMatchError(err)
+}
+
+// leavingClusterOfWork maps a Work that is gone to its Cluster when that
+// Cluster is being deleted: the Work may have been the last it waited for.
+func (r *clusterReconciler) leavingClusterOfWork(ctx context.Context, o client.Object) []reconcile.Request {
+	name, err := names.GetClusterName(o.GetNamespace())
+	if err != nil {
+		return nil
+	}
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.hub.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil || cluster.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+}
+
+// workGone passes the deletion of a Work from the hub.
+var workGone = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
