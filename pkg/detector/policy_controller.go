@@ -46,6 +46,12 @@ func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
 		if err != nil {
 			return retry.Quietly(ctrl.Result{}, err)
 		}
+		if !policy.GetDeletionTimestamp().IsZero() {
+			return retry.Quietly(ctrl.Result{}, p.letGo(ctx, policy, stored))
+		}
+		if err := p.holdOn(ctx, policy); err != nil {
+			return retry.Quietly(ctrl.Result{}, err)
+		}
 		return retry.Quietly(p.check(ctx, policy, stored, *policykeys.FoldAliases(policykeys.SpecOf(policy), stored)))
 	})
 }
