@@ -221,7 +221,7 @@ func (d *Reconciler) templateAtLeast(ctx context.Context, key Key) (*unstructure
 	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: names.GenerateBindingName(key.Kind, key.Name)}, b)
 	switch {
 	case err == nil:
-		floor = resourceOf(b).ResourceVersion
+		floor = bindingSpec(b).Resource.ResourceVersion
 	case !apierrors.IsNotFound(err):
 		return nil, err
 	}
@@ -237,15 +237,4 @@ func (d *Reconciler) templateAtLeast(ctx context.Context, key Key) (*unstructure
 			"resourceVersion", template.GetResourceVersion())
 	}
 	return template, err
-}
-
-// resourceOf is the template reference of a binding of either kind.
-func resourceOf(b client.Object) workv1alpha2.ObjectReference {
-	switch b := b.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return b.Spec.Resource
-	case *workv1alpha2.ClusterResourceBinding:
-		return b.Spec.Resource
-	}
-	return workv1alpha2.ObjectReference{}
 }
