@@ -26,3 +26,11 @@ const (
 	// the hub and in member clusters.
 	FieldManager = "federator"
 )
+
+// The finalizers Karmada's webhook puts on policies, here put by the
+// detector: a policy being deleted stays until the detector has carried
+// what held in it onto the bindings it claimed (work.federator.dev/policy-holds).
+const (
+	PropagationPolicyFinalizer        = "karmada.io/propagation-policy-controller"
+	ClusterPropagationPolicyFinalizer = "karmada.io/cluster-propagation-policy-controller"
+)

@@ -72,6 +72,15 @@ const (
 	// one decided from a newer binding.
 	BindingGenerationAnnotation = "work.federator.dev/binding-generation"
 
+	// PolicyHoldsAnnotation, on a binding whose claiming policy was
+	// deleted, is what held in that policy when it went: its annotations
+	// that decide holds (the suspended annotations, the gates, the deletion
+	// delay), as a JSON object. The detector writes it, with the policy's
+	// last spec.suspension, before it lets the policy go (the policy's
+	// finalizer); the binding controller keeps deciding holds from it until
+	// a policy claims the template again, and the detector removes it then.
+	PolicyHoldsAnnotation = "work.federator.dev/policy-holds"
+
 	// TemplateHoldsAnnotation, on a binding, is a digest of its template's
 	// annotations that decide holds (hold.AnnotationsDigest), written by the
 	// detector with the rest of the binding: a change of it tells the

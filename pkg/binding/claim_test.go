@@ -173,6 +173,34 @@ func TestAHoldWrittenWhileUnclaimedHolds(t *testing.T) {
 	}
 }
 
+// What held in the deleted policy, as the detector carried it onto the
+// binding, holds while no policy claims the template.
+func TestTheHoldsADeletedPolicyLeftOnItsBindingHold(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.setImage(t, "nginx:1.27")
+	b.reconcile(t)
+	if err := b.hub.Delete(ctx, b.policy(t)); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	rb.Annotations["work.federator.dev/policy-holds"] = `{"suspended.propagation.federator.dev/member2":"look first"}`
+	if err := b.hub.Update(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(t)
+	if w := b.work(t, "member2"); !heldWith(w, "PropagationPolicy shop/web") || workImage(w) != "nginx:1.27" {
+		t.Errorf("member2: the deleted policy's hold, carried on the binding, does not hold: suspend=%v message=%q image=%q",
+			held(w), w.Annotations["work.federator.dev/hold-message"], workImage(w))
+	}
+	if held(b.work(t, "member1")) {
+		t.Error("member1, which nothing holds, was held")
+	}
+}
+
 // The cache's policy lags the API server's: a suspension written just
 // before a template change is not in it yet. The pass that would send the
 // change out reads the policy afresh and holds.

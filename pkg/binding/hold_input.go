@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policykeys "github.com/federator-dev/federator/apis/policy"
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
@@ -66,8 +68,9 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
 	if apierrors.IsNotFound(err) {
 		// Like Karmada, a binding outlives its policy; it keeps the
-		// suspension it carries.
-		return in, nil, nil
+		// suspension it carries, and what else held in the policy when it
+		// went (the detector wrote both before it let the policy go).
+		return in, nil, r.carriedPolicyHolds(ctx, b, &in, kind, ns, name)
 	}
 	if err != nil {
 		return in, nil, err
@@ -80,6 +83,30 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 	}
 	governing, err := r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets)
 	return in, governing, err
+}
+
+// carriedPolicyHolds adds to in the hold annotations the binding carries
+// from its deleted policy (workkeys.PolicyHoldsAnnotation). One that cannot
+// be read holds every target: it was written to hold.
+func (r *Reconciler) carriedPolicyHolds(ctx context.Context, b view, in *hold.Input, kind, ns, name string) error {
+	raw, ok := b.obj.GetAnnotations()[workkeys.PolicyHoldsAnnotation]
+	if !ok {
+		return nil
+	}
+	annotations := map[string]string{}
+	if err := json.Unmarshal([]byte(raw), &annotations); err != nil {
+		annotations = map[string]string{policykeys.SuspendedAnnotation: fmt.Sprintf(
+			"annotation %s on the binding cannot be read (%v); it held what the deleted policy held", workkeys.PolicyHoldsAnnotation, err)}
+	}
+	in.Policy = hold.Object{Kind: kind, Namespace: ns, Name: name, Annotations: annotations}
+	if v, ok := annotations[gatingv1alpha1.GatesAnnotation]; ok {
+		gates, err := r.resolveGates(ctx, hold.ParseGates(v, ns, in.Policy.String()))
+		if err != nil {
+			return err
+		}
+		in.PolicyGates = gates
+	}
+	return nil
 }
 
 // rolloutInput adds the Rollout that governs the policy, if one does: a

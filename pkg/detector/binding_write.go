@@ -123,13 +123,7 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	if err != nil {
 		return "", err
 	}
-	var have *workv1alpha2.ResourceBindingSpec
-	switch b := existing.(type) {
-	case *workv1alpha2.ResourceBinding:
-		have = &b.Spec
-	case *workv1alpha2.ClusterResourceBinding:
-		have = &b.Spec
-	}
+	have := bindingSpec(existing)
 	// Keep what other controllers own in the spec: the placement decision.
 	spec.Clusters = have.Clusters
 	annotations := existing.GetAnnotations()
@@ -149,7 +143,9 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	// gone) leaves no trace of the former one on the binding, as Karmada's
 	// excludeClusterPolicy.
 	// Nor a digest of template holds that are gone.
-	for _, k := range append(slices.Concat(ppClaimAnnotations, cppClaimAnnotations), workkeys.TemplateHoldsAnnotation) {
+	// Nor what held in a deleted policy: the claiming policy decides now.
+	for _, k := range append(slices.Concat(ppClaimAnnotations, cppClaimAnnotations), workkeys.TemplateHoldsAnnotation,
+		workkeys.PolicyHoldsAnnotation) {
 		if _, wanted := desired.GetAnnotations()[k]; !wanted {
 			if _, stale := annotations[k]; stale {
 				delete(annotations, k)
@@ -184,6 +180,17 @@ func (d *Reconciler) deleteBinding(ctx context.Context, key Key) error {
 	return client.IgnoreNotFound(d.client.Delete(ctx, b))
 }
 
+// bindingSpec is the spec of a ResourceBinding or ClusterResourceBinding.
+func bindingSpec(b client.Object) *workv1alpha2.ResourceBindingSpec {
+	switch o := b.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &o.Spec
+	case *workv1alpha2.ClusterResourceBinding:
+		return &o.Spec
+	}
+	return nil
+}
+
 func bindingFinalizer(template *unstructured.Unstructured) string {
 	if template.GetNamespace() == "" {
 		return workkeys.ClusterBindingFinalizer
@@ -214,7 +221,7 @@ func (d *Reconciler) templateAtLeast(ctx context.Context, key Key) (*unstructure
 	err := d.client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: names.GenerateBindingName(key.Kind, key.Name)}, b)
 	switch {
 	case err == nil:
-		floor = resourceOf(b).ResourceVersion
+		floor = bindingSpec(b).Resource.ResourceVersion
 	case !apierrors.IsNotFound(err):
 		return nil, err
 	}
@@ -230,15 +237,4 @@ func (d *Reconciler) templateAtLeast(ctx context.Context, key Key) (*unstructure
 			"resourceVersion", template.GetResourceVersion())
 	}
 	return template, err
-}
-
-// resourceOf is the template reference of a binding of either kind.
-func resourceOf(b client.Object) workv1alpha2.ObjectReference {
-	switch b := b.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return b.Spec.Resource
-	case *workv1alpha2.ClusterResourceBinding:
-		return b.Spec.Resource
-	}
-	return workv1alpha2.ObjectReference{}
 }

@@ -140,7 +140,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	} {
 		_, clusterScoped := p.(*policyv1alpha1.ClusterPropagationPolicy)
 		if err := ctrl.NewControllerManagedBy(mgr).Named(name).
-			For(p, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, clusterAnnotationsChanged))).
+			For(p, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, clusterAnnotationsChanged, deletionStarted))).
 			// A Cluster joining or leaving can make a name a policy lists
 			// known or unknown (ClustersKnown).
 			Watches(&clusterv1alpha1.Cluster{}, pr.clusterChanges(clusterScoped), builder.WithPredicates(joinsAndLeaves)).

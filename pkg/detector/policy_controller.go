@@ -2,6 +2,7 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,7 +47,15 @@ func (p *policyReconciler) forKind(obj client.Object) reconcile.Reconciler {
 		if err != nil {
 			return retry.Quietly(ctrl.Result{}, err)
 		}
-		return retry.Quietly(p.check(ctx, policy, stored, *policykeys.FoldAliases(policykeys.SpecOf(policy), stored)))
+		if !policy.GetDeletionTimestamp().IsZero() {
+			return retry.Quietly(ctrl.Result{}, p.letGo(ctx, policy, stored))
+		}
+		// The finalizer is added beside the check, not before it: a policy
+		// whose finalizer cannot be added yet (a conflict) is still
+		// checked, and the kinds it selects watched.
+		held := p.holdOn(ctx, policy)
+		result, err := p.check(ctx, policy, stored, *policykeys.FoldAliases(policykeys.SpecOf(policy), stored))
+		return retry.Quietly(result, errors.Join(held, err))
 	})
 }
 

@@ -18,6 +18,21 @@ func isHoldAnnotation(key string) bool {
 		key == gatingv1alpha1.GatesAnnotation || key == policykeys.DeletionDelayAnnotation
 }
 
+// Annotations are the annotations among annotations that decide holds; nil
+// when there are none.
+func Annotations(annotations map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range annotations {
+		if isHoldAnnotation(k) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // AnnotationsChanged says whether old and new differ in an annotation that
 // decides holds: a change the controllers take before bulk work
 // (internal/priority).
