@@ -163,3 +163,58 @@ func TestEnsureWorkRefusesAPassFromAnOlderBinding(t *testing.T) {
 		t.Errorf("EnsureWork from a newer binding = %s, %v; want updated", r, err)
 	}
 }
+
+// uncached reads past staleCache's stale copy: the API server.
+type uncached struct {
+	client.Client
+	stale **workv1alpha1.Work
+}
+
+func (u uncached) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	saved := *u.stale
+	*u.stale = nil
+	defer func() { *u.stale = saved }()
+	return u.Client.Get(ctx, key, obj, opts...)
+}
+
+// A release decided from caches that are all behind (a new leader's, right
+// after a hub restart) is refused when the stored Work's spec is newer than
+// the cached one: it would overwrite a newer hold with an older version.
+// Holds are written without asking.
+func TestEnsureWorkConfirmsAReleaseAgainstTheStoredWork(t *testing.T) {
+	ctx := context.Background()
+	var stale *workv1alpha1.Work
+	c := staleCache(&stale)
+	first := testWork(true, "v1", nil)
+	first.Generation = 1
+	if err := c.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	cached := &workv1alpha1.Work{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(first), cached); err != nil {
+		t.Fatal(err)
+	}
+	newer := cached.DeepCopy()
+	newer.Generation = 2
+	newer.Spec.Workload.Manifests[0].Raw = []byte(`{"kind":"Deployment","image":"v2"}`)
+	if err := c.Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	stale = cached // the cache still has generation 1
+	_, err := EnsureWork(ctx, c, testWork(false, "v1", nil), "owner", Confirm(uncached{c, &stale}))
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("a release decided from generation 1 over a stored generation 2 = %v, want a conflict", err)
+	}
+	stale = nil
+	stored := &workv1alpha1.Work{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(first), stored); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(stored.Spec.SuspendDispatching, false) || !strings.Contains(string(stored.Spec.Workload.Manifests[0].Raw), "v2") {
+		t.Errorf("the stored hold was overwritten by a release from a stale cache: %+v", stored.Spec)
+	}
+	stale = cached
+	if r, err := EnsureWork(ctx, c, testWork(true, "v3", nil), "owner", Confirm(uncached{c, &stale})); err != nil || r != Updated {
+		t.Errorf("a hold from the same stale cache = %s, %v; want it written (holding never waits)", r, err)
+	}
+}

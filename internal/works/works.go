@@ -61,7 +61,16 @@ const (
 // its Work's event brings (the binding controller watches Works). When desired carries BindingGenerationAnnotation and the Work was
 // last written for a newer binding, the caller read an old binding: it
 // gets a conflict error (retry.CacheBehind) and nothing is written.
-func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work, ownerLabel string) (Result, error) {
+//
+// With Confirm, an update that would release the Work (desired not held)
+// first reads the stored Work through the given reader, the API server:
+// when its spec is newer than the cached one's (its generation), or it was
+// written for a newer binding, the caller decided from caches behind the
+// API server (a new leader whose informers are still catching up after a
+// hub restart) and gets a conflict error; nothing is written. A hold is
+// written without that read: holding on a stale decision is corrected by
+// the next pass, releasing is not.
+func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work, ownerLabel string, opts ...Option) (Result, error) {
 	work := &workv1alpha1.Work{}
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), work)
 	if apierrors.IsNotFound(err) {
@@ -86,6 +95,15 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	if UpToDate(work, desired.Spec, desired.Annotations) {
 		return Unchanged, nil
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.confirm != nil && !ptr.Deref(desired.Spec.SuspendDispatching, false) {
+		if err := confirmStored(ctx, o.confirm, work, desired); err != nil {
+			return "", err
+		}
+	}
 	patch, err := fullIntent(desired, ownerLabel, !manifestsUpToDate(work.Spec, desired.Spec))
 	if err != nil {
 		return "", err
@@ -96,6 +114,38 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	// just as the next change to it is written) is no reason to be
 	// refused, and nothing in it depends on what the cache held.
 	return Updated, c.Patch(ctx, work, client.RawPatch(types.MergePatchType, patch))
+}
+
+// Option tunes EnsureWork.
+type Option func(*options)
+
+type options struct {
+	confirm client.Reader
+}
+
+// Confirm has EnsureWork read the stored Work through reader before an
+// update that releases it.
+func Confirm(reader client.Reader) Option {
+	return func(o *options) { o.confirm = reader }
+}
+
+// confirmStored returns a conflict error when the Work reader has is newer
+// than cached, the Work as the caller's cache showed it.
+func confirmStored(ctx context.Context, reader client.Reader, cached, desired *workv1alpha1.Work) error {
+	stored := &workv1alpha1.Work{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(cached), stored); err != nil {
+		if apierrors.IsNotFound(err) {
+			return apierrors.NewConflict(workv1alpha1.SchemeGroupVersion.WithResource("works").GroupResource(), cached.Name,
+				fmt.Errorf("work %s/%s is gone since the cache read it", cached.Namespace, cached.Name))
+		}
+		return err
+	}
+	if stored.Generation > cached.Generation {
+		return apierrors.NewConflict(workv1alpha1.SchemeGroupVersion.WithResource("works").GroupResource(), cached.Name,
+			fmt.Errorf("work %s/%s is at generation %d, newer than the generation %d the cache read", cached.Namespace, cached.Name,
+				stored.Generation, cached.Generation))
+	}
+	return writtenForOlderBinding(stored, desired)
 }
 
 // writtenForOlderBinding returns a conflict error when the stored Work was

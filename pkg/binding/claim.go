@@ -141,8 +141,10 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 	return held, errors.Join(errs...)
 }
 
-// confirmReleases re-decides, from the claiming policy as the API server
-// has it now (its annotations and its own spec.suspension), every cluster
+// confirmReleases re-decides, from the claiming policy and the template as
+// the API server has them now (their annotations, the policy's own
+// spec.suspension; a template whose content moved on is a conflict,
+// confirmTemplate), every cluster
 // whose Work this pass would release with a new version (a new Work, a
 // held one released, or a changed manifest), and holds those that the
 // fresh policy holds. The binding carries the policy's spec.suspension only
@@ -151,9 +153,9 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 // after a restart, while the detector works through every template): a
 // suspension written just before a template change may be in neither when
 // the binding brings the change. A hold either read sees holds. It costs
-// one read of the policy only when something new would go out; changed
-// decisions are written into desired.
-func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input, checks []hold.Check,
+// one read of the policy and one of the template only when something new
+// would go out; changed decisions are written into desired.
+func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
 	decisions map[string]hold.Decision, desired []clusterWork, last map[string]*workv1alpha1.Work) error {
 	var releasing []string
 	for _, d := range desired {
@@ -166,8 +168,18 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input,
 			releasing = append(releasing, d.cluster)
 		}
 	}
+	if len(releasing) == 0 || r.APIReader == nil {
+		return nil
+	}
+	freshTpl, err := r.confirmTemplate(ctx, b, tpl)
+	if err != nil {
+		return err
+	}
+	freshIn := in
+	freshIn.Template.Annotations = freshTpl.GetAnnotations()
 	kind, ns, name := b.policyRef()
-	if len(releasing) == 0 || emptyPolicy(kind) == nil || r.APIReader == nil {
+	if emptyPolicy(kind) == nil {
+		holdWhatFreshHolds(freshIn, releasing, checks, decisions, desired)
 		return nil
 	}
 	policy := &unstructured.Unstructured{}
@@ -188,7 +200,6 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input,
 		}
 	}
 	spec = policykeys.FoldAliases(spec, policy)
-	freshIn := in
 	freshIn.Policy.Annotations = policy.GetAnnotations()
 	freshIn.Suspension = spec.Suspension
 	if v := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; v != in.Policy.Annotations[gatingv1alpha1.GatesAnnotation] {
@@ -198,6 +209,14 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input,
 		}
 		freshIn.PolicyGates = gates
 	}
+	holdWhatFreshHolds(freshIn, releasing, checks, decisions, desired)
+	return nil
+}
+
+// holdWhatFreshHolds decides releasing afresh from freshIn and holds, in
+// decisions and desired, each cluster that the fresh decision holds.
+func holdWhatFreshHolds(freshIn hold.Input, releasing []string, checks []hold.Check,
+	decisions map[string]hold.Decision, desired []clusterWork) {
 	fresh := hold.Decide(freshIn, releasing, checks)
 	for i := range desired {
 		d := &desired[i]
@@ -206,7 +225,32 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, in hold.Input,
 			holdWork(d.work, f)
 		}
 	}
-	return nil
+}
+
+// confirmTemplate reads the binding's template from the API server before
+// a release, and returns a conflict error (the pass is retried once the
+// cache has caught up) when its content changed since the cache read it:
+// a generation moved on, or, for kinds without one (a ConfigMap), any new
+// version. Right after the hub's API server comes back, the template
+// informer may miss a change for seconds, and nothing else records it (the
+// detector, whose cache is behind too, has not written it into the
+// binding): the release would send a version the user has replaced.
+func (r *Reconciler) confirmTemplate(ctx context.Context, b view, cached *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	fresh := templateObject(b)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fresh), fresh); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewConflict(schema.GroupResource{Group: fresh.GroupVersionKind().Group, Resource: fresh.GetKind()},
+				fresh.GetName(), fmt.Errorf("the template is gone from the API server but not yet from the cache"))
+		}
+		return nil, err
+	}
+	if fresh.GetUID() != cached.GetUID() || fresh.GetGeneration() != cached.GetGeneration() ||
+		(fresh.GetGeneration() == 0 && fresh.GetResourceVersion() != cached.GetResourceVersion()) {
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: fresh.GroupVersionKind().Group, Resource: fresh.GetKind()},
+			fresh.GetName(), fmt.Errorf("the template changed since the cache read it (resourceVersion %s, cache %s)",
+				fresh.GetResourceVersion(), cached.GetResourceVersion()))
+	}
+	return fresh, nil
 }
 
 // holdWork makes work carry decision's hold.

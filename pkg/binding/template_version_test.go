@@ -4,9 +4,11 @@ import (
 	"context"
 	"testing"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
@@ -90,4 +92,48 @@ func TestATemplateTheCacheHasNotCaughtUpWithIsNotSent(t *testing.T) {
 			}
 		}
 	})
+}
+
+// After a hub restart the template informer missed a change for seconds and
+// nothing recorded it (the detector's cache was behind too): a release was
+// written with the version the user had replaced (chaos seed 2026 with
+// --settle-every 100, step 440). A release now confirms the template with
+// the API server and waits for the cache when its content moved on.
+func TestAReleaseIsNotBuiltFromATemplateTheCacheHasNotCaughtUpWith(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, &policyv1alpha1.Suspension{Dispatching: ptr.To(true)}, interceptor.Funcs{})
+	b.setImage(t, "nginx:1.27")
+	b.reconcile(t)
+	stale := b.staleTemplate(t) // at 1.27; nothing else will know of 1.28
+	b.setImage(t, "nginx:1.28")
+	// As the API server does for a change of spec (the fake client does not).
+	dep := &appsv1.Deployment{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Generation++
+	if err := b.hub.Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	rb.Spec.Suspension = nil // resumed, in the policy and (the detector) the binding
+	if err := b.hub.Update(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	pp := b.policy(t)
+	pp.Spec.Suspension = nil
+	if err := b.hub.Update(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	b.works.Client, b.works.APIReader = stale, b.hub
+	b.reconcile(t)
+	for _, cluster := range []string{"member1", "member2"} {
+		w := b.work(t, cluster)
+		if !ptr.Deref(w.Spec.SuspendDispatching, false) && workImage(w) != "nginx:1.28" {
+			t.Errorf("%s: released with %q while the template is at nginx:1.28", cluster, workImage(w))
+		}
+	}
 }

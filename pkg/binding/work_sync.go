@@ -119,7 +119,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		work.Annotations[workkeys.TemplateVersionAnnotation] = tpl.GetResourceVersion()
 		desired = append(desired, clusterWork{cluster: target.Name, work: work})
 	}
-	if err := r.confirmReleases(ctx, b, in, checks, decisions, desired, last); err != nil {
+	if err := r.confirmReleases(ctx, b, tpl, in, checks, decisions, desired, last); err != nil {
 		return res, err
 	}
 	// One binding's Works are independent objects: written at once, a
@@ -131,7 +131,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	g.SetLimit(parallelWorkWrites)
 	for i, d := range desired {
 		g.Go(func() error {
-			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel())
+			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel(), works.Confirm(r.fresh()))
 			return nil
 		})
 	}
