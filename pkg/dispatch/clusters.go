@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -38,8 +39,8 @@ type clusterReconciler struct {
 	mgr     ctrl.Manager
 	hub     client.Client
 	members *Members
-	// firstPass: Options.FirstPass.
-	firstPass <-chan struct{}
+	// gates: what each member's Work controller waits on (Options).
+	gates gates
 
 	started chan struct{} // closed once ctx is set
 
@@ -158,7 +159,7 @@ func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
 	if r.running[cluster] != nil || r.ctx.Err() != nil {
 		return nil
 	}
-	m, err := startMember(r.ctx, r.mgr, r.members, cluster, r.firstPass)
+	m, err := startMember(r.ctx, r.mgr, r.members, cluster, r.gates)
 	if err != nil {
 		return fmt.Errorf("cluster %s: starting its Work controller: %w", cluster, err)
 	}
@@ -251,6 +252,22 @@ type Options struct {
 	// decided every binding once since this replica began to lead; Works
 	// are applied only after it (internal/firstpass).
 	FirstPass <-chan struct{}
+	// HubCaches, when set, says whether the hub caches a Work's decision
+	// rests on are watching the hub (internal/hubwatch): nothing is
+	// written to a member while one is not.
+	HubCaches HubCaches
+}
+
+// HubCaches says whether the hub caches are current: nil when every cache
+// of federator's kinds and of the given template kinds watches the hub.
+type HubCaches interface {
+	Current(templates ...schema.GroupKind) error
+}
+
+// gates are what a member's Work controller waits on before it writes.
+type gates struct {
+	firstPass <-chan struct{}
+	hubCaches HubCaches
 }
 
 // SetupWithManager registers the dispatcher: one Work controller per member
@@ -258,7 +275,7 @@ type Options struct {
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	members := o.Members
 	r := &clusterReconciler{mgr: mgr, hub: mgr.GetClient(), members: members, started: make(chan struct{}), running: map[string]*member{},
-		setUp: map[string]bool{}, firstPass: o.FirstPass}
+		setUp: map[string]bool{}, gates: gates{firstPass: o.FirstPass, hubCaches: o.HubCaches}}
 	if err := mgr.Add(r); err != nil {
 		return err
 	}

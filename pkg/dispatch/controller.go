@@ -42,6 +42,10 @@ type WorkReconciler struct {
 	// decided every binding once since this replica began to lead
 	// (internal/firstpass): nothing is applied before.
 	FirstPass <-chan struct{}
+	// HubCaches, when set, is asked before the first member write of a
+	// pass: a Work from a cache that is not watching the hub may be behind
+	// a hold the cache has not seen, and waits until it watches again.
+	HubCaches HubCaches
 	// watch, when set, makes the member's objects of a kind watched.
 	watch *memberWatch
 	// memberWrites, when set, bounds the writes in flight to the member
@@ -135,6 +139,12 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			// way through the cache, and the next pass reads that version.
 			return retry.Soon(), "", nil
 		}
+		if errors.Is(syncErr, errHubBehind) {
+			// Nothing was written to the member: the Work may be behind
+			// writes a hub cache has not received; it is read again once
+			// the caches watch the hub.
+			return ctrl.Result{RequeueAfter: hubBehindRetry}, "waiting: " + syncErr.Error(), nil
+		}
 		if syncErr == nil && results[applyCreated]+results[applyUpdated] > 0 {
 			observeLatency(r.Cluster, work)
 		}
@@ -203,7 +213,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			continue
 		}
 		current, result, adopted, err := r.applyManifest(ctx, member, manifest, confirm)
-		if errors.Is(err, errWorkChanged) {
+		if errors.Is(err, errWorkChanged) || errors.Is(err, errHubBehind) {
 			return results, err
 		}
 		if adopted {
@@ -243,6 +253,16 @@ func (r *WorkReconciler) applyManifest(ctx context.Context, member client.Client
 	return applyManifest(ctx, member, manifest, r.Cluster, beforeWrite)
 }
 
+// errHubBehind: a hub cache the Work's decision rests on is not watching
+// the hub (internal/hubwatch), so the Work may be behind a hold it has not
+// seen: the binding controller decided it from the same caches.
+var errHubBehind = errors.New("not dispatched")
+
+// hubBehindRetry is how soon a Work held back by errHubBehind is read
+// again: a cache watches again within its reflector's backoff (up to 30 s)
+// and counts as current a second after.
+const hubBehindRetry = time.Second
+
 // errWorkChanged: the Work the API server has is not the one the cache
 // gave this pass.
 var errWorkChanged = errors.New("the Work changed since the cache read it")
@@ -257,6 +277,11 @@ var errWorkChanged = errors.New("the Work changed since the cache read it")
 // the member what the hold stopped. It costs one read per pass that
 // writes to a member, none for a pass that finds the member up to date.
 func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Work) error {
+	if r.HubCaches != nil {
+		if err := r.HubCaches.Current(templateKinds(work)...); err != nil {
+			return fmt.Errorf("%w: %w", errHubBehind, err)
+		}
+	}
 	if r.HubReader == nil {
 		return nil
 	}
@@ -271,6 +296,19 @@ func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Wor
 		return errWorkChanged
 	}
 	return nil
+}
+
+// templateKinds are the kinds of the Work's manifests: the template kinds
+// whose hub caches its decision read.
+func templateKinds(work *workv1alpha1.Work) []schema.GroupKind {
+	var kinds []schema.GroupKind
+	for _, m := range work.Spec.Workload.Manifests {
+		var head metav1.TypeMeta
+		if err := json.Unmarshal(m.Raw, &head); err == nil {
+			kinds = append(kinds, head.GroupVersionKind().GroupKind())
+		}
+	}
+	return kinds
 }
 
 // memberSlot waits for one of the member's write slots; release gives it

@@ -2,9 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -68,5 +71,48 @@ func TestACachedReleaseIsNotAppliedOverANewerHold(t *testing.T) {
 	d.reconcile(t, released)
 	if _, err := d.memberDeployment(); err != nil {
 		t.Fatalf("a Work the API server confirms is applied: %v", err)
+	}
+}
+
+// hubCachesFunc is a HubCaches.
+type hubCachesFunc func(templates ...schema.GroupKind) error
+
+func (f hubCachesFunc) Current(templates ...schema.GroupKind) error { return f(templates...) }
+
+// Nothing reaches a member from a hub cache that is not watching the hub:
+// after a hub restart an informer may retry its watch for up to 30 s, and
+// the Work it shows may be behind a suspension written meanwhile (found by
+// the chaos checker, seed 2026 run 5: a Work released at v12 was applied
+// after v15-v17 and a suspension that the leader's caches never received).
+// The member is written once the caches watch again, and nothing of the
+// refused pass is written to the hub either.
+func TestNothingAppliedFromAHubCacheThatIsNotWatching(t *testing.T) {
+	w := workFixture(t, false, nil)
+	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+	var asked []schema.GroupKind
+	behind := errors.New("the hub cache of PropagationPolicy.policy.karmada.io has not watched the hub for 6s")
+	d.r.HubCaches = hubCachesFunc(func(templates ...schema.GroupKind) error {
+		asked = templates
+		return behind
+	})
+
+	res := d.reconcile(t, w)
+	if _, err := d.memberDeployment(); err == nil {
+		t.Fatal("the Work was applied from a hub cache that does not watch the hub")
+	}
+	if res.RequeueAfter <= 0 {
+		t.Errorf("the refused pass is not retried: %+v", res)
+	}
+	if c := d.work(t, w).Status.Conditions; len(c) != 0 {
+		t.Errorf("a pass refused for a hub cache that does not watch wrote status: %+v", c)
+	}
+	if want := []schema.GroupKind{{Group: "apps", Kind: "Deployment"}}; !slices.Equal(asked, want) {
+		t.Errorf("the caches asked about are %v, want the Work's template kinds %v", asked, want)
+	}
+
+	d.r.HubCaches = hubCachesFunc(func(...schema.GroupKind) error { return nil })
+	d.reconcile(t, w)
+	if _, err := d.memberDeployment(); err != nil {
+		t.Fatalf("once the caches watch the hub the Work is applied: %v", err)
 	}
 }

@@ -32,10 +32,10 @@ type member struct {
 
 // startMember starts the Work controller of one member under ctx. The
 // controller is not the manager's: the member's stop ends it for good.
-func startMember(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, firstPass <-chan struct{}) (*member, error) {
+func startMember(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, g gates) (*member, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	watch := newMemberWatch(ctx, members, cluster)
-	c, err := newMemberController(ctx, mgr, members, cluster, watch, firstPass)
+	c, err := newMemberController(ctx, mgr, members, cluster, watch, g)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -64,10 +64,10 @@ const memberWorkers = 4 * MemberWrites
 // queue, workers and retry backoff, watching only that member's execution
 // namespace and its Cluster.
 func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, watch *memberWatch,
-	firstPass <-chan struct{}) (controller.Controller, error) {
+	g gates) (controller.Controller, error) {
 	r := &WorkReconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Members: members, Cluster: cluster, watch: watch,
-		FirstPass: firstPass,
-		Recorder:  mgr.GetEventRecorderFor("execution-controller"), memberWrites: make(chan struct{}, MemberWrites)}
+		FirstPass: g.firstPass, HubCaches: g.hubCaches,
+		Recorder: mgr.GetEventRecorderFor("execution-controller"), memberWrites: make(chan struct{}, MemberWrites)}
 	options := controller.Options{
 		Reconciler:              r,
 		Logger:                  mgr.GetLogger(),

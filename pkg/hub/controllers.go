@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
@@ -33,6 +34,8 @@ type deps struct {
 	// firstPass: the binding controller's first pass, which the
 	// dispatcher waits for; nil when the binding controller is off.
 	firstPass *firstpass.Signal
+	// hubCaches: whether the hub's informers watch the hub.
+	hubCaches *hubwatch.Tracker
 }
 
 // Controller is one controller the hub runs, by the name --controllers
@@ -66,7 +69,7 @@ var Controllers = []Controller{
 			if d.firstPass != nil {
 				firstPass = d.firstPass.Done()
 			}
-			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass})
+			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass, HubCaches: d.hubCaches})
 		}},
 	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
 		setup: func(mgr ctrl.Manager, d deps) error {

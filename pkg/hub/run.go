@@ -25,6 +25,7 @@ import (
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
@@ -130,6 +131,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 			return err
 		}
 	}
+	hubCaches := hubwatch.New(scheme, hubwatch.DefaultSettle, nil)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -148,7 +150,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// No controller reads managedFields, and they are often the largest
 		// part of an object: the cache keeps objects without them.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(),
+			// Whether each informer watches the hub: the dispatcher writes
+			// nothing to a member from a cache that may be behind.
+			NewInformer: hubCaches.NewInformer},
 	})
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
@@ -177,7 +182,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err := mgr.Add(tellCRDChanges(installed, mgr.GetEventRecorderFor("federator"))); err != nil {
 		return err
 	}
-	d := deps{options: o, members: members, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus()}
+	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus()}
 	if enabled["binding"] {
 		d.firstPass = firstpass.New()
 	}

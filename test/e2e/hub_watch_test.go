@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// After a hub restart, an informer retries its watch with a backoff that
+// grows to 30 s: its cache misses every write meanwhile, and nothing says
+// so. The chaos checker found a member storing a version three behind,
+// after a suspension had come and gone, because the leader's caches never
+// received them and its dispatcher applied the Work as they showed it
+// (seed 2026, run 5). The dispatcher sends nothing from caches that do not
+// watch the hub.
+var _ = Describe("a hub cache that stopped watching", func() {
+	It("sends nothing to a member until it watches the hub again, so a suspension it has not received is not overtaken", func() {
+		f, hub := separateFleet(1, false)
+		proxy := startInformerBlocker(f.Hub.Config)
+		viaProxy := filepath.Join(GinkgoT().TempDir(), "hub-via-proxy")
+		Expect(fleet.WriteKubeconfig(viaProxy, "hub", &rest.Config{Host: proxy.url})).To(Succeed())
+		controller := runController(f, "--kubeconfig", viaProxy, "--v=1")
+		logs := func() string { return string(controller.Out.Contents()) + string(controller.Err.Contents()) }
+		member := joinMembers(f, hub)["member1"]
+
+		const ns, name = "hub-watch", "web"
+		Expect(hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		dyn, err := dynamic.NewForConfig(f.Members[0].Config)
+		Expect(err).NotTo(HaveOccurred())
+		// A member's API server that restarts forgets the versions its
+		// watches resume from: one recorder up to the stop, a second from
+		// the start (its first version is what member1 stores then).
+		record := func() *framework.Recorder {
+			r, err := framework.Record(ctx, dyn, member, deploymentRef(ns, name), "member1")
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(r.Stop)
+			return r
+		}
+		recorder := record()
+		Expect(framework.Apply(ctx, hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
+		Expect(framework.Apply(ctx, hub, framework.NewDeploymentPolicy(ns, name, name, "member1"), fieldOwner)).To(Succeed())
+		Eventually(func() string { return imageIn(member, ns, name) }).Should(Equal("nginx:1.25"))
+
+		By("member1 goes away; the template changes to 1.26, released: the Work carries it while the dispatcher retries")
+		Expect(stored(recorder, framework.Image)).To(Equal([]string{"nginx:1.25"}))
+		recorder.Stop()
+		Expect(f.StopMember("member1")).To(Succeed())
+		started := false
+		DeferCleanup(func() {
+			if !started {
+				Expect(f.StartMember("member1")).To(Succeed())
+			}
+		})
+		Expect(framework.SetImage(ctx, hub, ns, name, "nginx:1.26")).To(Succeed())
+		work := func() *workv1alpha1.Work { return workOn(hub, "member1", ns, name) }
+		Eventually(work).Should(And(Not(BeNil()),
+			WithTransform(workSuspended, BeFalse()),
+			WithTransform(func(*workv1alpha1.Work) string { return workImageOn(hub, "member1", ns, name) }, Equal("nginx:1.26"))))
+
+		By("the controller's hub caches stop watching (lists and watches refused, as while the hub restarts); the policy is suspended and the template changes, unseen by them")
+		proxy.block()
+		Eventually(logs).Should(ContainSubstring("the hub cache cannot watch the hub"))
+		patchPolicyOn(hub, ns, name, `{"spec":{"suspension":{"dispatching":true}}}`)
+		Expect(framework.SetImage(ctx, hub, ns, name, "nginx:1.27")).To(Succeed())
+
+		By("member1 is back: the dispatcher, whose Work still says 1.26 released, sends it nothing")
+		Expect(f.StartMember("member1")).To(Succeed())
+		started = true
+		recorder = record()
+		// Until it says it waits (or, were it to send the Work, until
+		// member1 has it: the recorder's record below then fails the spec).
+		Eventually(func() bool {
+			return strings.Contains(logs(), "waiting: not dispatched: the hub cache of") || imageIn(member, ns, name) == "nginx:1.26"
+		}, "30s").Should(BeTrue())
+		Expect(work()).To(WithTransform(workSuspended, BeFalse()),
+			"the Work was held before the caches watched again: this spec would not test the dispatcher")
+
+		By("the caches watch again: the Work is held, and member1 never stored 1.26")
+		proxy.unblock()
+		Eventually(work, "90s").Should(And(Not(BeNil()), WithTransform(workSuspended, BeTrue())))
+		Expect(logs()).To(ContainSubstring("the hub cache watches the hub again"))
+		Expect(stored(recorder, framework.Image)).NotTo(ContainElement("nginx:1.26"),
+			"member1 stored the release the caches showed after the policy was suspended")
+
+		By("resuming the policy: 1.27 arrives")
+		patchPolicyOn(hub, ns, name, `{"spec":{"suspension":null}}`)
+		Eventually(func() string { return imageIn(member, ns, name) }).Should(Equal("nginx:1.27"))
+		Expect(stored(recorder, framework.Image)).NotTo(ContainElement("nginx:1.26"))
+	})
+})
+
+// patchPolicyOn merge-patches PropagationPolicy ns/name on hub.
+func patchPolicyOn(hub client.Client, ns, name, mergePatch string) {
+	GinkgoHelper()
+	pp := framework.NewDeploymentPolicy(ns, name, name)
+	Expect(hub.Patch(ctx, pp, client.RawPatch("application/merge-patch+json", []byte(mergePatch)))).To(Succeed())
+}
+
+// informerBlocker is a proxy to a hub's API server for one controller. It
+// passes every request; while blocked, it ends the watches in flight and
+// refuses lists and watches (GETs with a query: what informers send), as
+// a restarting hub leaves informers retrying with backoff, while the GETs
+// of one object and the writes still pass.
+type informerBlocker struct {
+	url     string
+	blocked atomic.Bool
+
+	mu      sync.Mutex
+	watches map[int]context.CancelFunc
+	next    int
+}
+
+// startInformerBlocker serves the proxy until the end of the spec.
+func startInformerBlocker(hub *rest.Config) *informerBlocker {
+	GinkgoHelper()
+	target, err := url.Parse(hub.Host)
+	Expect(err).NotTo(HaveOccurred())
+	transport, err := rest.TransportFor(hub)
+	Expect(err).NotTo(HaveOccurred())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = transport
+	proxy.FlushInterval = -1 // watch events pass at once
+	b := &informerBlocker{watches: map[int]context.CancelFunc{}}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		informer := r.Method == http.MethodGet && r.URL.RawQuery != ""
+		if informer && b.blocked.Load() {
+			http.Error(w, "refused by the spec's proxy: the hub restarts", http.StatusServiceUnavailable)
+			return
+		}
+		if r.URL.Query().Get("watch") == "" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		b.mu.Lock()
+		id := b.next
+		b.next++
+		b.watches[id] = cancel
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			delete(b.watches, id)
+			b.mu.Unlock()
+			cancel()
+		}()
+		proxy.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	DeferCleanup(func() {
+		b.block() // ends the watches, which Close waits for
+		server.Close()
+	})
+	b.url = server.URL
+	return b
+}
+
+// block ends the watches in flight and refuses lists and watches.
+func (b *informerBlocker) block() {
+	b.blocked.Store(true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, cancel := range b.watches {
+		cancel()
+	}
+}
+
+// unblock lets lists and watches pass again.
+func (b *informerBlocker) unblock() { b.blocked.Store(false) }
+
+// workSuspended says whether w holds its manifests back.
+func workSuspended(w *workv1alpha1.Work) bool { return ptr.Deref(w.Spec.SuspendDispatching, false) }
