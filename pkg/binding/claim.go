@@ -193,6 +193,13 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 		}
 		return err
 	}
+	if !policy.GetDeletionTimestamp().IsZero() {
+		// Deleted, held by its finalizer until the detector lets go: it
+		// claims nothing new, and the Works keep what they last had until
+		// a policy claims the template again.
+		return apierrors.NewConflict(schema.GroupResource{Group: policyv1alpha1.GroupName, Resource: kind},
+			name, fmt.Errorf("the policy is being deleted, which the cache has not seen yet"))
+	}
 	spec := &policyv1alpha1.PropagationSpec{}
 	if raw, ok := policy.Object["spec"].(map[string]any); ok {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, spec); err != nil {

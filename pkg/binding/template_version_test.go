@@ -7,8 +7,11 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
@@ -134,6 +137,75 @@ func TestAReleaseIsNotBuiltFromATemplateTheCacheHasNotCaughtUpWith(t *testing.T)
 		w := b.work(t, cluster)
 		if !ptr.Deref(w.Spec.SuspendDispatching, false) && workImage(w) != "nginx:1.28" {
 			t.Errorf("%s: released with %q while the template is at nginx:1.28", cluster, workImage(w))
+		}
+	}
+}
+
+// A policy being deleted releases nothing new. The chaos checker (seed
+// 2026, run 6) saw a version written 270 ms after the policy's deletion
+// reach two members while no policy claimed the template: after a hub
+// restart the replica's policy cache had not seen the deletion, its
+// template cache had seen the change, and the release's confirming read
+// found the policy still there, held by its finalizer. The Works keep
+// what they last had until a policy claims the template again.
+func TestAPolicyBeingDeletedReleasesNothingNew(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.setImage(t, "nginx:1.27")
+	b.reconcile(t)
+	for _, cluster := range []string{"member1", "member2"} {
+		if w := b.work(t, cluster); ptr.Deref(w.Spec.SuspendDispatching, false) || workImage(w) != "nginx:1.27" {
+			t.Fatalf("%s: %q, held %v; want nginx:1.27 released", cluster, workImage(w), w.Spec.SuspendDispatching)
+		}
+	}
+
+	// The cache keeps the policy as it was; the API server has it being
+	// deleted (Karmada's finalizer holds it until the detector lets go).
+	cached := b.policy(t)
+	pp := b.policy(t)
+	pp.Finalizers = []string{"karmada.io/propagation-policy-controller"}
+	if err := b.hub.Update(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.hub.Delete(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	b.setImage(t, "nginx:1.28")
+	dep := &appsv1.Deployment{}
+	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Generation++ // as the API server does for a change of spec
+	if err := b.hub.Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	b.works.Client = interceptor.NewClient(b.hub.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			switch o := obj.(type) {
+			case *policyv1alpha1.PropagationPolicy:
+				cached.DeepCopyInto(o)
+				return nil
+			case *unstructured.Unstructured:
+				if o.GetKind() == "PropagationPolicy" {
+					raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cached)
+					if err != nil {
+						return err
+					}
+					o.Object = raw
+					o.SetAPIVersion("policy.karmada.io/v1alpha1")
+					o.SetKind("PropagationPolicy")
+					return nil
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}})
+	b.works.APIReader = b.hub
+	if _, err := b.works.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err != nil && !apierrors.IsConflict(err) {
+		t.Fatalf("reconcile: %v", err)
+	}
+	for _, cluster := range []string{"member1", "member2"} {
+		if w := b.work(t, cluster); !ptr.Deref(w.Spec.SuspendDispatching, false) && workImage(w) == "nginx:1.28" {
+			t.Errorf("%s: nginx:1.28 released while its policy is being deleted", cluster)
 		}
 	}
 }
