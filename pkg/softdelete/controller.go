@@ -3,9 +3,11 @@ package softdelete
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +34,12 @@ type Reconciler struct {
 	// Hub writes; Tombstones reads tombstones (a cache of them only).
 	Hub        client.Client
 	Tombstones client.Reader
-	Members    MemberClients
-	Recorder   record.EventRecorder
-	Clock      clock.PassiveClock
+	// HubReader reads the hub uncached (whether the object is placed
+	// again, before a deletion); Hub when nil.
+	HubReader client.Reader
+	Members   MemberClients
+	Recorder  record.EventRecorder
+	Clock     clock.PassiveClock
 	// MaxDelay caps every delay (--max-deletion-delay); 0: no cap.
 	MaxDelay time.Duration
 }
@@ -98,6 +103,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			fmt.Sprintf("%s is no longer in %s (deleted there directly); its countdown, started %s, is over",
 				t.Object(), t.Cluster, t.StartedAt.UTC().Format(time.RFC3339)), true)
 	}
+	if t.DeleteNow.IsZero() {
+		// Due, unless the hub places the object there again: then the
+		// dispatcher takes the countdown back, and a dispatcher that is
+		// late at it (its hub caches behind, a restart) must not lose the
+		// object the user created again in time.
+		by, err := r.placedAgain(ctx, t)
+		if err != nil {
+			return ctrl.Result{}, "", err
+		}
+		if by != "" {
+			return ctrl.Result{RequeueAfter: placedAgainRetry}, fmt.Sprintf("%s in %s: due, but %s places it there again: "+
+				"waiting for the dispatcher to take its countdown back", t.Object(), t.Cluster, by), nil
+		}
+	}
 	// Only the object the countdown is for, as it was read: if it was
 	// placed again meanwhile (its mark removed), the write that removed the
 	// mark changed its resourceVersion and this deletion is refused.
@@ -119,6 +138,43 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{}, "deleted", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted, msg, true)
+}
+
+// placedAgainRetry is how soon a due countdown whose object the hub
+// places again is looked at again, if the take-back has not ended it.
+const placedAgainRetry = 2 * time.Second
+
+// placedAgain names the binding that places t's object on t's cluster
+// again, read from the API server ("" when none does): the template was
+// created again, or the cluster chosen again, after the countdown began.
+func (r *Reconciler) placedAgain(ctx context.Context, t countdown.Tombstone) (string, error) {
+	reader := r.HubReader
+	if reader == nil {
+		reader = r.Hub
+	}
+	var spec *workv1alpha2.ResourceBindingSpec
+	var meta metav1.Object
+	switch t.Binding.Kind {
+	case "ResourceBinding":
+		b := &workv1alpha2.ResourceBinding{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: t.Binding.Namespace, Name: t.Binding.Name}, b); err != nil {
+			return "", client.IgnoreNotFound(err)
+		}
+		spec, meta = &b.Spec, b
+	case "ClusterResourceBinding":
+		b := &workv1alpha2.ClusterResourceBinding{}
+		if err := reader.Get(ctx, client.ObjectKey{Name: t.Binding.Name}, b); err != nil {
+			return "", client.IgnoreNotFound(err)
+		}
+		spec, meta = &b.Spec, b
+	default:
+		return "", nil
+	}
+	if !meta.GetDeletionTimestamp().IsZero() || spec.Resource.Kind != t.Kind || spec.Resource.Namespace != t.Namespace ||
+		spec.Resource.Name != t.Name || !slices.ContainsFunc(spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == t.Cluster }) {
+		return "", nil
+	}
+	return t.Binding.String(), nil
 }
 
 // end drops the tombstone and tells why; completed counts a deletion.

@@ -175,3 +175,43 @@ func TestCountdown(t *testing.T) {
 		}
 	})
 }
+
+// A countdown that comes due while the hub places its object on the
+// cluster again (the template created again within the delay, its new
+// binding listing the cluster) deletes nothing: the dispatcher takes the
+// countdown back, and one that is late at it (its hub caches not watching
+// after a hub restart, a new leader's first pass) must not cost the user
+// the object they created again in time. Once the binding no longer
+// places it there, the due deletion happens.
+func TestADueCountdownWhoseObjectIsPlacedAgainDeletesNothing(t *testing.T) {
+	c := newCountdownTest(t, "10m", nil)
+	b := &workv1alpha2.ResourceBinding{}
+	if err := c.hub.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web-deployment"}, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member3"}}
+	if err := c.hub.Update(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	c.clock.Step(10 * time.Minute)
+	if res := c.reconcile(t); res.RequeueAfter <= 0 {
+		t.Errorf("a due countdown whose object is placed again is not looked at again: %+v", res)
+	}
+	if !c.memberHasIt() || !c.tombstoneLeft() {
+		t.Fatalf("member has it: %v, tombstone left: %v; want both while the binding places it on member3 again",
+			c.memberHasIt(), c.tombstoneLeft())
+	}
+	if events := fixture.Events(c.recorder); len(events) != 0 {
+		t.Errorf("events = %q, want none while waiting", events)
+	}
+
+	b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1"}}
+	if err := c.hub.Update(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	c.reconcile(t)
+	if c.memberHasIt() {
+		t.Error("the binding no longer places it on member3, and the due countdown did not delete it")
+	}
+}

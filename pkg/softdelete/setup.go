@@ -55,7 +55,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
-	r := &Reconciler{Hub: mgr.GetClient(), Tombstones: tombstones, Members: o.Members, Clock: o.Clock, MaxDelay: o.MaxDelay,
+	r := &Reconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Tombstones: tombstones, Members: o.Members, Clock: o.Clock, MaxDelay: o.MaxDelay,
 		Recorder: mgr.GetEventRecorderFor("softdelete-controller")}
 	return ctrl.NewControllerManagedBy(mgr).Named("softdelete").
 		WatchesRawSource(source.Kind(tombstones, client.Object(&corev1.ConfigMap{}), &handler.EnqueueRequestForObject{})).
