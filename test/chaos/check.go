@@ -134,9 +134,14 @@ func (c *checker) inFlight(member string, sp span) time.Time {
 	return to
 }
 
-// violation is a stored version no state the user wrote released in time.
+// violation is a stored version no state the user wrote released in time,
+// or a deletion no state the user wrote made due.
 type violation struct {
 	Stored stored
+	// Removal, when set, is the deletion that was not due; Stored then
+	// names its template, member and time only. Why says why.
+	Removal *removal
+	Why     string
 	// Around are the intents whose span comes near the write.
 	Around []int
 }
@@ -172,6 +177,72 @@ func (c *checker) check(s stored) *violation {
 	return &violation{Stored: s, Around: around}
 }
 
+// checkRemoval returns nil when d, a member's copy seen deleted, was due:
+// the user deleted the template (the last deletion sent before d was
+// seen), its deletion delay had passed since that deletion was sent (the
+// countdown starts no earlier), and it was not created again early enough
+// to take the countdown back (its re-creation returned, plus the grace
+// and any freeze or etcd restart of the member, before the delay ended).
+func (c *checker) checkRemoval(d removal) *violation {
+	at := stored{Template: d.Template, Member: d.Member, Observed: d.Observed, ResourceVersion: d.ResourceVersion}
+	deletedBy := -1
+	for i := 1; i < len(c.intents) && !c.intents[i].Sent.After(d.Observed); i++ {
+		if c.intents[i].State.Templates[d.Template].Deleted && !c.intents[i-1].State.Templates[d.Template].Deleted {
+			deletedBy = i
+		}
+	}
+	if deletedBy < 0 {
+		return c.removalViolation(at, d, "no deletion of the template was written before")
+	}
+	del := c.intents[deletedBy]
+	delay := c.delayAround(deletedBy)
+	due := del.Sent.Add(delay)
+	if d.Observed.Before(due) {
+		return c.removalViolation(at, d, fmt.Sprintf("the template's deletion (step %d) was sent %s before, with a deletion delay of %s",
+			del.Step, d.Observed.Sub(del.Sent).Round(time.Millisecond), delay))
+	}
+	for j := deletedBy + 1; j < len(c.intents) && c.intents[j].Sent.Before(d.Observed); j++ {
+		if c.intents[j].State.Templates[d.Template].Deleted || !c.intents[j-1].State.Templates[d.Template].Deleted {
+			continue
+		}
+		again := c.intents[j]
+		if takenBack := c.inFlight(d.Member, span{from: again.Sent, to: again.Done}); takenBack.Before(due) {
+			return c.removalViolation(at, d, fmt.Sprintf("the template was created again (step %d) %s after its deletion (step %d), "+
+				"within its deletion delay of %s: the countdown was to be taken back", again.Step, again.Sent.Sub(del.Sent).Round(time.Millisecond),
+				del.Step, delay))
+		}
+	}
+	return nil
+}
+
+// delayAround is the shortest deletion delay in force around the
+// deletion intents[i]: in the state before it and in any written within
+// the grace before it was sent, which the controllers may still have
+// been acting on.
+func (c *checker) delayAround(i int) time.Duration {
+	delay := c.intents[i].State.deletionDelay()
+	for k := i - 1; k >= 0; k-- {
+		delay = min(delay, c.intents[k].State.deletionDelay())
+		if c.intents[k].Done.Before(c.intents[i].Sent.Add(-c.grace)) {
+			break
+		}
+	}
+	return delay
+}
+
+func (c *checker) removalViolation(at stored, d removal, why string) *violation {
+	v := &violation{Stored: at, Removal: &d, Why: why}
+	for i, in := range c.intents {
+		if !in.Sent.After(d.Observed.Add(2*time.Second)) && !in.Done.Before(d.Observed.Add(-20*time.Second)) {
+			v.Around = append(v.Around, i)
+		}
+	}
+	if len(v.Around) > 30 {
+		v.Around = v.Around[len(v.Around)-30:]
+	}
+	return v
+}
+
 // report describes v for a person: the version, where and when it was
 // stored, the intents around it and the faults in that time.
 func (c *checker) report(v *violation, members []string, began time.Time) string {
@@ -179,10 +250,16 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 	s := v.Stored
 	from, to := s.window()
 	rel := func(t time.Time) string { return fmt.Sprintf("t+%.3fs", t.Sub(began).Seconds()) }
-	fmt.Fprintf(&b, "VIOLATION: %s stored %s version %q (resourceVersion %s), written between %s and %s (observed %s, %s),\n",
-		s.Member, s.Template, s.Version, s.ResourceVersion, rel(from), rel(to), rel(s.Observed), s.Observed.UTC().Format(time.RFC3339Nano))
-	fmt.Fprintf(&b, "but no state the user wrote released %q for %s in that time (grace %s after a hold returned).\n", s.Version, s.Member, c.grace)
-	fmt.Fprintf(&b, "Its field managers: %s.\n", strings.Join(s.Writers, "; "))
+	if d := v.Removal; d != nil {
+		fmt.Fprintf(&b, "VIOLATION: %s deleted its copy of %s (uid %s, last resourceVersion %s), seen deleted at %s (%s),\n",
+			d.Member, d.Template, d.UID, d.ResourceVersion, rel(d.Observed), d.Observed.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(&b, "before it was due: %s (grace %s).\n", v.Why, c.grace)
+	} else {
+		fmt.Fprintf(&b, "VIOLATION: %s stored %s version %q (resourceVersion %s), written between %s and %s (observed %s, %s),\n",
+			s.Member, s.Template, s.Version, s.ResourceVersion, rel(from), rel(to), rel(s.Observed), s.Observed.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(&b, "but no state the user wrote released %q for %s in that time (grace %s after a hold returned).\n", s.Version, s.Member, c.grace)
+		fmt.Fprintf(&b, "Its field managers: %s.\n", strings.Join(s.Writers, "; "))
+	}
 	introduced := ""
 	for _, in := range c.intents {
 		if in.State.Templates[s.Template].Version == s.Version {

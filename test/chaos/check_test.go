@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -104,5 +105,70 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 			{"v1 while the deleted policy's last decision released it", stored{Member: "member1", Version: "v1", Written: at(1500), Observed: at(1600)}, false},
 			{"v1 long after the template was suspended", stored{Member: "member1", Version: "v1", Written: at(9000), Observed: at(9100)}, true},
 		})
+	})
+}
+
+// A member's copy may be deleted only once the user deleted the template
+// and the deletion delay in force then has passed since, and not at all
+// when the template was created again early enough to take the countdown
+// back; and nothing is stored while the template is deleted.
+func TestCheckerJudgesDeletionsAgainstTheirDelay(t *testing.T) {
+	base := initialState(map[string]string{"web": "v1"})
+	with := func(s state, change func(*state)) state { s = s.clone(); change(&s); return s }
+	delayed := with(base, func(s *state) { s.DeletionDelay = 10 * time.Second })
+	gone := with(delayed, func(s *state) { s.Templates["web"] = templateState{Version: "v1", Deleted: true} })
+	// History: a 10 s delay (1000 ms); web deleted (5000); created again
+	// (8000); deleted again (20000), the delay lowered to none 500 ms
+	// before that; member2 frozen from 7000 to 30000.
+	history := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: base},
+		{Step: 1, Op: "policy-deletion-delay 10s", Sent: at(1000), Done: at(1010), State: delayed},
+		{Step: 2, Op: "delete-template web", Sent: at(5000), Done: at(5010), State: gone},
+		{Step: 3, Op: "recreate-template web v1", Sent: at(8000), Done: at(8010), State: delayed},
+		{Step: 4, Op: "policy-deletion-delay 0s", Sent: at(19500), Done: at(19510), State: base},
+		{Step: 5, Op: "delete-template web", Sent: at(20000), Done: at(20010),
+			State: with(base, func(s *state) { s.Templates["web"] = templateState{Version: "v1", Deleted: true} })},
+	}
+	c := &checker{intents: history, grace: 2 * time.Second,
+		faults: []fault{{Kind: faultPauseMember, Member: "member2", From: at(7000), To: at(30000)}}}
+	for _, tc := range []struct {
+		name      string
+		removal   removal
+		violation bool
+	}{
+		{"deleted before any deletion was written", removal{Member: "member1", Observed: at(4000)}, true},
+		{"deleted before the delay passed", removal{Member: "member1", Observed: at(7000)}, true},
+		{"deleted after the delay, though created again in time to take it back", removal{Member: "member1", Observed: at(15100)}, true},
+		{"the take-back could not reach a frozen member before the delay passed", removal{Member: "member2", Observed: at(15100)}, false},
+		{"deleted at once, the delay lowered to none just before", removal{Member: "member1", Observed: at(20300)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.removal.Template = "web"
+			v := c.checkRemoval(tc.removal)
+			if (v != nil) != tc.violation {
+				t.Fatalf("violation = %v, want %v", v, tc.violation)
+			}
+			if v != nil {
+				if len(v.Around) == 0 || v.Why == "" {
+					t.Fatalf("the violation says neither why nor what was written around it: %+v", v)
+				}
+				if r := c.report(v, []string{"member1", "member2"}, t0); !strings.Contains(r, "deleted its copy of web") {
+					t.Fatalf("report: %s", r)
+				}
+			}
+		})
+	}
+
+	// The delay is lowered to none within the grace before the second
+	// deletion: the shorter one counts.
+	if got := c.delayAround(5); got != 0 {
+		t.Errorf("delay around the second deletion = %s, want 0s", got)
+	}
+	if got := c.delayAround(2); got != 10*time.Second {
+		t.Errorf("delay around the first deletion = %s, want 10s", got)
+	}
+	judge(t, c, "web", []storeCase{
+		{"stored while the template is deleted", stored{Member: "member1", Version: "v1", Written: at(7100), Observed: at(7900)}, true},
+		{"stored once it is created again", stored{Member: "member1", Version: "v1", Written: at(9000), Observed: at(9100)}, false},
 	})
 }

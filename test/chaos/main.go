@@ -11,7 +11,9 @@
 //     created again, Gates created closed, listed on the policy, opened
 //     and closed by request, often --for a few seconds so they lapse, one
 //     with spec.window and one opened by spec.schedules for 20 s every
-//     minute, and deleted), 0–500 ms apart so they race the controllers;
+//     minute, and deleted; templates deleted under the policy's
+//     deletion delay, none, 3 s or 12 s, and created again, often
+//     within it), 0–500 ms apart so they race the controllers;
 //   - injects faults between operations (faults.go): one of two controller
 //     replicas SIGKILLed and restarted, a member API server frozen
 //     (SIGSTOP) for a few operations, the hub's API server and a member's
@@ -22,8 +24,11 @@
 //   - checks that every stored version was the template's latest and
 //     released for that member by some state the user wrote, at an
 //     instant the store may have happened in (with a grace after a hold
-//     returned, see checker.grace); and, after a final resume of
-//     everything, that every member converges to every latest version.
+//     returned, see checker.grace); that every copy a member deleted
+//     was due: the template deleted, its deletion delay passed since, and
+//     not created again early enough to take the countdown back
+//     (checkRemoval); and, after a final resume of everything, that
+//     every member converges to every latest version.
 //
 // How a stored version is judged (check.go): the store happened between
 // the stored object's latest managedFields time (the API server's clock,
@@ -88,6 +93,7 @@ type options struct {
 	keepLog   string
 	faults    map[string]bool
 	gates     bool
+	deletions bool
 	replicas  int
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
@@ -131,6 +137,8 @@ func main() {
 	flag.IntVar(&o.settleEvery, "settle-every", 0,
 		"every N operations, stop the faults, lift every hold and time how long every member takes to have every latest version; "+
 			"the report gives the median and the longest (0: only after the last operation); the operations and faults of a seed stay the same")
+	flag.BoolVar(&o.deletions, "deletions", true,
+		"also delete templates and create them again, and change the policy's deletion delay; --deletions=false chooses, for a seed, the operations it chose before deletions were added")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()

@@ -24,6 +24,10 @@ type state struct {
 	// SuspendOn: clusters in spec.suspension.dispatchingOnClusters.
 	SuspendOn map[string]bool
 	Templates map[string]templateState
+	// DeletionDelay is the policy's federator.dev/deletion-delay (0: none):
+	// how long a member's copy of a deleted template counts down before it
+	// is deleted.
+	DeletionDelay time.Duration
 	// PolicyGates: the gates the policy lists in gating.federator.dev/gates.
 	PolicyGates map[string]bool
 	// Gates: the Gates that exist in the namespace, by name (absent: no
@@ -47,6 +51,29 @@ type templateState struct {
 	Version   string
 	Suspended bool
 	Clusters  map[string]bool
+	// Deleted: the template is deleted from the hub (its annotations went
+	// with it); Version is what it is created again with.
+	Deleted bool
+}
+
+// existing and deleted are the templates that exist in s and those
+// deleted, in the order of templates.
+func (s state) existing() []string {
+	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { return s.Templates[t].Deleted })
+}
+
+func (s state) deleted() []string {
+	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { return !s.Templates[t].Deleted })
+}
+
+// deletionDelay is the delay a template deleted in s counts down with on
+// the members: the policy's, or, while the policy is deleted, the one its
+// Works kept.
+func (s state) deletionDelay() time.Duration {
+	if !s.PolicyExists && s.Frozen != nil {
+		return s.Frozen.DeletionDelay
+	}
+	return s.DeletionDelay
 }
 
 // gateState is one Gate as the user wrote it: default closed, spec.window,
@@ -209,6 +236,9 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 	if tpl.Clusters[member] {
 		out = append(out, "template suspends "+member)
 	}
+	if tpl.Deleted {
+		out = append(out, "template deleted")
+	}
 	p := s
 	gateOpen := func(name string) (bool, bool) {
 		g, ok := s.Gates[name]
@@ -226,6 +256,9 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 		}
 		if ft.Clusters[member] {
 			out = append(out, "template suspended "+member+" when the policy was deleted")
+		}
+		if ft.Deleted {
+			out = append(out, "template deleted when the policy was deleted")
 		}
 		// The Works keep the gate decision last made before the
 		// controller saw the deletion; a gate opened just after the

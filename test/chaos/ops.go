@@ -79,6 +79,9 @@ const (
 	opGateUnlist           = "gate-unlist"
 	opGateOpen             = "gate-open"
 	opGateClose            = "gate-close"
+	opDeleteTemplate       = "delete-template"
+	opRecreateTemplate     = "recreate-template"
+	opDeletionDelay        = "policy-deletion-delay"
 	faultKillController    = "kill-controller"
 	faultPauseMember       = "pause-member"
 	faultRestartHub        = "restart-hub"
@@ -102,7 +105,14 @@ type op struct {
 	// (suspendDispatching, suspendDispatchingOnClusters), which the hub
 	// accepts beside Karmada's and must never prune into "no suspension".
 	Alias bool
+	// Delay is the policy's deletion delay an opDeletionDelay writes.
+	Delay time.Duration
 }
+
+// deletionDelays are the values an opDeletionDelay chooses from: none, one
+// that usually ends during the run's next operations, and one that a
+// re-creation usually comes within.
+var deletionDelays = []time.Duration{0, 3 * time.Second, 12 * time.Second}
 
 func (o op) String() string {
 	s := o.Kind
@@ -124,6 +134,9 @@ func (o op) String() string {
 	if o.Alias {
 		s += " (proposal spelling)"
 	}
+	if o.Kind == opDeletionDelay {
+		s += " " + o.Delay.String()
+	}
 	return s
 }
 
@@ -138,6 +151,10 @@ type generator struct {
 	// gates: choose Gate operations too. Without, a seed chooses the
 	// operations it chose before Gates were added.
 	gates bool
+	// deletions: delete templates and create them again, and change the
+	// policy's deletion delay. Without, a seed chooses the operations it
+	// chose before deletions were added.
+	deletions bool
 }
 
 func (g *generator) newVersion(template string) string {
@@ -161,6 +178,17 @@ func (g *generator) next(s state) (op, state) {
 	if g.gates {
 		choices = append(choices, choice{opGate, 6})
 	}
+	// Templates are deleted and created again only while the policy
+	// exists: one created while no policy claims it is placed nowhere.
+	if g.deletions && s.PolicyExists {
+		if len(s.existing()) > 1 {
+			choices = append(choices, choice{opDeleteTemplate, 1})
+		}
+		if len(s.deleted()) > 0 {
+			choices = append(choices, choice{opRecreateTemplate, 4})
+		}
+		choices = append(choices, choice{opDeletionDelay, 1})
+	}
 	kind := pick(g.rng, choices)
 	o := op{Kind: kind}
 	if kind == opGate {
@@ -169,8 +197,12 @@ func (g *generator) next(s state) (op, state) {
 	}
 	n := s.clone()
 	switch kind {
-	case opVersion, opTemplateSuspend, opTemplateCluster:
-		o.Template = templates[g.rng.Intn(len(templates))]
+	case opVersion, opTemplateSuspend, opTemplateCluster, opDeleteTemplate:
+		existing := s.existing()
+		o.Template = existing[g.rng.Intn(len(existing))]
+	case opRecreateTemplate:
+		deleted := s.deleted()
+		o.Template = deleted[g.rng.Intn(len(deleted))]
 	}
 	switch kind {
 	case opTemplateCluster, opPolicyCluster, opSuspendOn:
@@ -178,7 +210,8 @@ func (g *generator) next(s state) (op, state) {
 	}
 	// As often as not, lift one of the holds in force instead: with
 	// every hold a coin flip, versions would hardly ever be released.
-	if lifts := liftable(s); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && g.rng.Intn(2) == 0 {
+	if lifts := liftable(s); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && kind != opRecreateTemplate &&
+		kind != opDeleteTemplate && kind != opDeletionDelay && g.rng.Intn(2) == 0 {
 		o = lifts[g.rng.Intn(len(lifts))]
 		kind = o.Kind
 	}
@@ -220,6 +253,15 @@ func (g *generator) next(s state) (op, state) {
 		} else {
 			n.SuspendOn = toggle(n.SuspendOn, o.Member)
 		}
+	case opDeleteTemplate:
+		// Its annotations go with it; it comes back with none.
+		t.Deleted, t.Suspended, t.Clusters = true, false, nil
+	case opRecreateTemplate:
+		t.Deleted = false
+		o.Version = t.Version
+	case opDeletionDelay:
+		o.Delay = deletionDelays[g.rng.Intn(len(deletionDelays))]
+		n.DeletionDelay = o.Delay
 	case opDeletePolicy:
 		frozen := s.clone()
 		n.PolicyExists, n.Frozen = false, &frozen

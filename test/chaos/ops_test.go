@@ -75,15 +75,28 @@ var seed7WithoutGates = []string{
 	"policy-cluster-annotation member3",
 }
 
-func TestWithoutGatesASeedChoosesTheOperationsItChoseBefore(t *testing.T) {
-	g := &generator{rng: rand.New(rand.NewSource(7)), seed: 7, members: []string{"member1", "member2", "member3"}}
-	s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
-	for i, want := range seed7WithoutGates {
-		var o op
-		o, s = g.next(s)
-		if o.String() != want {
-			t.Fatalf("operation %d is %q, want %q", i+1, o, want)
-		}
+// A seed without the operations added since chooses the operations it
+// chose before they were, so a seed recorded then replays.
+func TestWithoutNewerOperationsASeedChoosesTheOperationsItChoseBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		gates bool
+		want  []string
+	}{
+		{"--gates=false --deletions=false", false, seed7WithoutGates},
+		{"--deletions=false", true, seed7WithoutDeletions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &generator{rng: rand.New(rand.NewSource(7)), seed: 7, members: []string{"member1", "member2", "member3"}, gates: tc.gates}
+			s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
+			for i, want := range tc.want {
+				var o op
+				o, s = g.next(s)
+				if o.String() != want {
+					t.Fatalf("operation %d is %q, want %q", i+1, o, want)
+				}
+			}
+		})
 	}
 }
 
@@ -153,4 +166,99 @@ func TestSuspensionsAreWrittenInBothSpellings(t *testing.T) {
 	if spellings[true] == 0 || spellings[false] == 0 {
 		t.Fatalf("spec.suspension written %d times in Karmada's spelling and %d in the proposal's; want both", spellings[false], spellings[true])
 	}
+}
+
+// Seed 7's first operations, with Gates, as the generator chose them
+// before template deletions were added: --deletions=false must choose
+// them still.
+var seed7WithoutDeletions = []string{
+	"policy-cluster-annotation member1",
+	"policy-cluster-annotation member1",
+	"policy-suspended-annotation",
+	"policy-suspended-annotation",
+	"spec.suspension.dispatching (proposal spelling)",
+	"change-version conf s7-v1",
+	"change-version web-a chaos.local/web:s7-v2",
+	"spec.suspension.dispatching (proposal spelling)",
+	"policy-suspended-annotation",
+	"gate-list scheduled",
+	"change-version web-b chaos.local/web:s7-v3",
+	"change-version web-a chaos.local/web:s7-v4",
+	"gate-create windowed",
+	"change-version web-b chaos.local/web:s7-v5",
+	"policy-suspended-annotation",
+	"template-cluster-annotation web-b member3",
+	"change-version conf s7-v6",
+	"spec.suspension.dispatchingOnClusters member3",
+	"gate-unlist scheduled",
+	"spec.suspension.dispatchingOnClusters member3 (proposal spelling)",
+	"gate-create approval",
+	"delete-policy",
+	"template-cluster-annotation web-b member3",
+	"gate-close windowed",
+	"change-version conf s7-v7",
+	"recreate-policy",
+	"change-version web-b chaos.local/web:s7-v8",
+	"gate-close approval",
+	"spec.suspension.dispatchingOnClusters member1",
+	"gate-list scheduled",
+	"template-cluster-annotation web-a member2",
+	"change-version web-b chaos.local/web:s7-v9",
+	"change-version conf s7-v10",
+	"spec.suspension.dispatching",
+	"delete-policy",
+	"change-version web-a chaos.local/web:s7-v11",
+	"recreate-policy",
+	"template-cluster-annotation conf member3",
+	"template-cluster-annotation conf member3",
+	"spec.suspension.dispatching",
+}
+
+// Templates are changed and deleted only while they exist, created again
+// only while deleted and with the version they had, and neither deleted
+// nor created again while no policy claims them; one always exists.
+func TestDeletionsAreChosenOnlyWhereTheyCanBeWritten(t *testing.T) {
+	counts := map[string]int{}
+	for seed := int64(1); seed <= 20; seed++ {
+		g := &generator{rng: rand.New(rand.NewSource(seed)), seed: seed, members: []string{"member1", "member2", "member3"},
+			gates: true, deletions: true}
+		s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
+		for range 300 {
+			o, n := g.next(s)
+			before := s.Templates[o.Template]
+			switch o.Kind {
+			case opVersion, opTemplateSuspend, opTemplateCluster, opDeleteTemplate:
+				if before.Deleted {
+					t.Fatalf("seed %d: %s, but the template is deleted", seed, o)
+				}
+			case opRecreateTemplate:
+				if !before.Deleted || o.Version != before.Version || n.Templates[o.Template].Deleted {
+					t.Fatalf("seed %d: %s: deleted before %v, version %s before", seed, o, before.Deleted, before.Version)
+				}
+			case opDeletionDelay:
+				if n.DeletionDelay != o.Delay {
+					t.Fatalf("seed %d: %s left a deletion delay of %s", seed, o, n.DeletionDelay)
+				}
+			}
+			if (o.Kind == opDeleteTemplate || o.Kind == opRecreateTemplate) && !s.PolicyExists {
+				t.Fatalf("seed %d: %s while the policy is deleted", seed, o)
+			}
+			if o.Kind == opDeleteTemplate {
+				if d := n.Templates[o.Template]; !d.Deleted || d.Suspended || len(d.Clusters) > 0 {
+					t.Fatalf("seed %d: %s left %+v: its annotations go with it", seed, o, d)
+				}
+			}
+			if len(n.existing()) == 0 {
+				t.Fatalf("seed %d: after %s no template exists", seed, o)
+			}
+			counts[o.Kind]++
+			s = n
+		}
+	}
+	for _, k := range []string{opDeleteTemplate, opRecreateTemplate, opDeletionDelay} {
+		if counts[k] == 0 {
+			t.Errorf("%s never chosen in 6000 operations", k)
+		}
+	}
+	t.Logf("operations chosen: %v", counts)
 }

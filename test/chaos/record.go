@@ -45,6 +45,13 @@ func startRecorder(ctx context.Context, template, member string, obj client.Obje
 	return r, nil
 }
 
+// allSegments are the recorders r used, the one recording now last.
+func (r *memberRecorder) allSegments() []*framework.Recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*framework.Recorder(nil), r.segments...)
+}
+
 func (r *memberRecorder) last() *framework.Recorder {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -104,11 +111,8 @@ func (r *memberRecorder) finish(ctx context.Context) error {
 // stores are the versions r saw stored: every version whose value differs
 // from the one before it (the first after a relist too), deletions left out.
 func (r *memberRecorder) stores() []stored {
-	r.mu.Lock()
-	segments := append([]*framework.Recorder(nil), r.segments...)
-	r.mu.Unlock()
 	var out []stored
-	for _, seg := range segments {
+	for _, seg := range r.allSegments() {
 		previous := ""
 		for _, v := range seg.Versions() {
 			if v.Event == watch.Deleted {
@@ -122,6 +126,31 @@ func (r *memberRecorder) stores() []stored {
 			previous = value
 			out = append(out, stored{Template: r.template, Member: r.member, Version: value, Writers: writers(v.Object),
 				Written: lastWrite(v.Object), Observed: v.Observed, ResourceVersion: v.Object.GetResourceVersion()})
+		}
+	}
+	return out
+}
+
+// removal is a member's copy of a template seen deleted.
+type removal struct {
+	Template, Member string
+	// Observed is when the recorder received the deletion: it happened no
+	// later.
+	Observed time.Time
+	UID      string
+	// ResourceVersion is the deleted object's last version.
+	ResourceVersion string
+}
+
+// removals are the deletions r saw.
+func (r *memberRecorder) removals() []removal {
+	var out []removal
+	for _, seg := range r.allSegments() {
+		for _, v := range seg.Versions() {
+			if v.Event == watch.Deleted {
+				out = append(out, removal{Template: r.template, Member: r.member, Observed: v.Observed,
+					UID: string(v.Object.GetUID()), ResourceVersion: v.Object.GetResourceVersion()})
+			}
 		}
 	}
 	return out

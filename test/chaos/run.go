@@ -188,7 +188,8 @@ func (r *chaosRun) current() state {
 }
 
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
-	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates}
+	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates,
+		deletions: r.o.deletions}
 	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
 	r.began = time.Now()
 
@@ -346,6 +347,17 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 	s := r.current()
 	if !s.PolicyExists {
 		if err := do(op{Kind: opRecreatePolicy}, func(n *state) { n.PolicyExists, n.Frozen = true, nil }); err != nil {
+			return err
+		}
+	}
+	// Deleted templates come back (the policy exists again by now), with
+	// the version they had.
+	for _, t := range r.current().deleted() {
+		if err := do(op{Kind: opRecreateTemplate, Template: t, Version: r.current().Templates[t].Version}, func(n *state) {
+			x := n.Templates[t]
+			x.Deleted = false
+			n.Templates[t] = x
+		}); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ func (r *chaosRun) verdict(res *result) int {
 	defer cancel()
 	objects := len(r.recorders)
 	var all []stored
+	var removals []removal
 	var gaps []string
 	var recErrs []error
 	for _, rec := range r.recorders {
@@ -28,6 +29,7 @@ func (r *chaosRun) verdict(res *result) int {
 			recErrs = append(recErrs, err)
 		}
 		all = append(all, rec.stores()...)
+		removals = append(removals, rec.removals()...)
 		gaps = append(gaps, rec.gaps...)
 	}
 	r.recorders = nil
@@ -38,7 +40,7 @@ func (r *chaosRun) verdict(res *result) int {
 		}
 	}
 	if r.o.history != "" {
-		if err := writeHistory(r.o.history, r.intents, r.faults, all); err != nil {
+		if err := writeHistory(r.o.history, r.intents, r.faults, all, removals); err != nil {
 			logf("--history: %v", err)
 		} else {
 			logf("history written to %s", r.o.history)
@@ -48,6 +50,11 @@ func (r *chaosRun) verdict(res *result) int {
 	var violations []*violation
 	for _, s := range all {
 		if v := c.check(s); v != nil {
+			violations = append(violations, v)
+		}
+	}
+	for _, d := range removals {
+		if v := c.checkRemoval(d); v != nil {
 			violations = append(violations, v)
 		}
 	}
@@ -76,6 +83,9 @@ func (r *chaosRun) verdict(res *result) int {
 	if !r.o.gates {
 		args = append(args, "--gates=false")
 	}
+	if !r.o.deletions {
+		args = append(args, "--deletions=false")
+	}
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
 	}
@@ -90,10 +100,10 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
 		"%d replicas restarted after exiting by themselves; "+
-		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d violations; "+
+		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d deletions checked, %d violations; "+
 		"recorder gaps relisted: %d",
 		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
-		len(all), objects, len(all), len(r.intents), r.o.grace, len(violations), len(gaps))
+		len(all), objects, len(all), len(r.intents), r.o.grace, len(removals), len(violations), len(gaps))
 	code := 0
 	for _, err := range recErrs {
 		logf("recorder: %v", err)
@@ -212,8 +222,8 @@ func logTime(line string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func writeHistory(path string, intents []intent, faults []fault, stores []stored) error {
-	raw, err := json.MarshalIndent(map[string]any{"writes": intents, "faults": faults, "stored": stores}, "", "  ")
+func writeHistory(path string, intents []intent, faults []fault, stores []stored, removals []removal) error {
+	raw, err := json.MarshalIndent(map[string]any{"writes": intents, "faults": faults, "stored": stores, "removed": removals}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -230,9 +240,10 @@ func checkHistory(path string, grace time.Duration) int {
 		return exitError
 	}
 	var h struct {
-		Writes []intent
-		Faults []fault
-		Stored []stored
+		Writes  []intent
+		Faults  []fault
+		Stored  []stored
+		Removed []removal
 	}
 	if err := json.Unmarshal(raw, &h); err != nil || len(h.Writes) == 0 {
 		logf("--check-history: %s is no history --history wrote: %v", path, err)
@@ -253,7 +264,14 @@ func checkHistory(path string, grace time.Duration) int {
 			fmt.Println(c.report(v, members, h.Writes[0].Sent))
 		}
 	}
-	fmt.Printf("%s: %d stored versions checked against %d user writes (grace %s), %d violations\n", path, len(h.Stored), len(h.Writes), grace, n)
+	for _, d := range h.Removed {
+		if v := c.checkRemoval(d); v != nil {
+			n++
+			fmt.Println(c.report(v, members, h.Writes[0].Sent))
+		}
+	}
+	fmt.Printf("%s: %d stored versions and %d deletions checked against %d user writes (grace %s), %d violations\n",
+		path, len(h.Stored), len(h.Removed), len(h.Writes), grace, n)
 	if n > 0 {
 		return exitViolation
 	}

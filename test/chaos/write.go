@@ -54,6 +54,9 @@ func policyAnnotations(s state) map[string]string {
 	if len(s.PolicyGates) > 0 {
 		a[gatingv1alpha1.GatesAnnotation] = gatesAnnotation(s)
 	}
+	if s.DeletionDelay > 0 {
+		a[policykeys.DeletionDelayAnnotation] = s.DeletionDelay.String()
+	}
 	if len(a) == 0 {
 		return nil
 	}
@@ -159,22 +162,46 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 		}
 		raw, _ := json.Marshal(map[string]any{"spec": map[string]any{"suspension": suspension}})
 		return patch(pp, raw)
+	case opDeletionDelay:
+		var v any
+		if next.DeletionDelay > 0 {
+			v = next.DeletionDelay.String()
+		}
+		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{policykeys.DeletionDelayAnnotation: v}}})
+		return patch(pp, raw)
+	case opDeleteTemplate:
+		return hub.Delete(ctx, templateObject(o.Template))
+	case opRecreateTemplate:
+		return createAgain(ctx, sent, func() error {
+			return hub.Create(ctx, newTemplate(o.Template, next.Templates[o.Template].Version))
+		})
 	case opDeletePolicy:
 		return hub.Delete(ctx, pp)
 	case opRecreatePolicy:
 		// The deleted policy may linger while a finalizer is removed (the
-		// controller may be down): a person re-applying retries as well.
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			*sent = time.Now()
-			err := hub.Create(ctx, policyFor(*next, members))
-			if !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) {
-				return err
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		// controller may be down).
+		return createAgain(ctx, sent, func() error { return hub.Create(ctx, policyFor(*next, members)) })
 	}
 	return fmt.Errorf("unknown operation %s", o.Kind)
+}
+
+// createAgain creates an object deleted a moment ago, retrying while the
+// deleted one lingers (a finalizer not yet removed), as a person
+// re-applying does; sent is when the create that took effect was sent.
+func createAgain(ctx context.Context, sent *time.Time, create func() error) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		*sent = time.Now()
+		err := create()
+		if !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // requestMargin: see requestGate.
