@@ -253,64 +253,6 @@ func (r *WorkReconciler) applyManifest(ctx context.Context, member client.Client
 	return applyManifest(ctx, member, manifest, r.Cluster, beforeWrite)
 }
 
-// errHubBehind: a hub cache the Work's decision rests on is not watching
-// the hub (internal/hubwatch), so the Work may be behind a hold it has not
-// seen: the binding controller decided it from the same caches.
-var errHubBehind = errors.New("not dispatched")
-
-// hubBehindRetry is how soon a Work held back by errHubBehind is read
-// again: a cache watches again within its reflector's backoff (up to 30 s)
-// and counts as current a second after.
-const hubBehindRetry = time.Second
-
-// errWorkChanged: the Work the API server has is not the one the cache
-// gave this pass.
-var errWorkChanged = errors.New("the Work changed since the cache read it")
-
-// confirmWork reads the Work from the API server before the first write
-// of a pass changes its member, and refuses the pass (errWorkChanged) when
-// the spec there is newer than the cached one this pass applies. A hold
-// the binding controller has written is then never overtaken by the
-// release the cache still shows: after a restart or a change of leader,
-// the binding controller's first pass writes the holds it decided just as
-// the dispatchers start, and a cache a few milliseconds behind would send
-// the member what the hold stopped. It costs one read per pass that
-// writes to a member, none for a pass that finds the member up to date.
-func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Work) error {
-	if r.HubCaches != nil {
-		if err := r.HubCaches.Current(templateKinds(work)...); err != nil {
-			return fmt.Errorf("%w: %w", errHubBehind, err)
-		}
-	}
-	if r.HubReader == nil {
-		return nil
-	}
-	fresh := &workv1alpha1.Work{}
-	if err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(work), fresh); err != nil {
-		if apierrors.IsNotFound(err) {
-			return errWorkChanged
-		}
-		return err
-	}
-	if fresh.Generation != work.Generation || !fresh.DeletionTimestamp.IsZero() {
-		return errWorkChanged
-	}
-	return nil
-}
-
-// templateKinds are the kinds of the Work's manifests: the template kinds
-// whose hub caches its decision read.
-func templateKinds(work *workv1alpha1.Work) []schema.GroupKind {
-	var kinds []schema.GroupKind
-	for _, m := range work.Spec.Workload.Manifests {
-		var head metav1.TypeMeta
-		if err := json.Unmarshal(m.Raw, &head); err == nil {
-			kinds = append(kinds, head.GroupVersionKind().GroupKind())
-		}
-	}
-	return kinds
-}
-
 // memberSlot waits for one of the member's write slots; release gives it
 // back.
 func (r *WorkReconciler) memberSlot(ctx context.Context) (release func(), err error) {
