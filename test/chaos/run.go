@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -310,139 +308,6 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	}
 	res.settles, res.unsettled = append(settles, res.converged), unsettled
 	return res, nil
-}
-
-// settle ends every fault, lifts every hold and waits for every member to
-// have every latest version: what an operator does after an incident.
-func (r *chaosRun) settle(ctx context.Context, step int, label string) (*result, error) {
-	if r.paused != "" {
-		if err := r.resumeMember(); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.restartExited(); err != nil {
-		return nil, err
-	}
-	if err := r.resumeEverything(ctx, step+1, label); err != nil {
-		return nil, err
-	}
-	return r.converge(ctx)
-}
-
-// resumeEverything lifts every hold, one write at a time, as a person
-// would after an incident, and re-creates the policy if it is gone. Its
-// writes are numbered from step and their history says label.
-func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string) error {
-	do := func(o op, change func(*state)) error {
-		n := r.current().clone()
-		change(&n)
-		sent := time.Now()
-		if err := write(ctx, r.hub, o, &n, r.names, &sent); err != nil {
-			return fmt.Errorf("%s resume, %s: %w", label, o, err)
-		}
-		r.record(step, label+" "+o.String(), sent, time.Now(), n)
-		step++
-		return nil
-	}
-	s := r.current()
-	if !s.PolicyExists {
-		if err := do(op{Kind: opRecreatePolicy}, func(n *state) { n.PolicyExists, n.Frozen = true, nil }); err != nil {
-			return err
-		}
-	}
-	// Deleted templates come back (the policy exists again by now), with
-	// the version they had.
-	for _, t := range r.current().deleted() {
-		if err := do(op{Kind: opRecreateTemplate, Template: t, Version: r.current().Templates[t].Version}, func(n *state) {
-			x := n.Templates[t]
-			x.Deleted = false
-			n.Templates[t] = x
-		}); err != nil {
-			return err
-		}
-	}
-	s = r.current()
-	if s.PolicySuspended {
-		if err := do(op{Kind: opPolicySuspend}, func(n *state) { n.PolicySuspended = false }); err != nil {
-			return err
-		}
-	}
-	for _, m := range slices.Sorted(maps.Keys(s.PolicyClusters)) {
-		if err := do(op{Kind: opPolicyCluster, Member: m}, func(n *state) { n.PolicyClusters = toggle(n.PolicyClusters, m) }); err != nil {
-			return err
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.PolicyGates)) {
-		if err := do(op{Kind: opGateUnlist, Gate: name}, func(n *state) { n.PolicyGates = toggle(n.PolicyGates, name) }); err != nil {
-			return err
-		}
-	}
-	if s.SuspendAll || len(s.SuspendOn) > 0 {
-		if err := do(op{Kind: opSuspendAll}, func(n *state) { n.SuspendAll, n.SuspendOn = false, nil }); err != nil {
-			return err
-		}
-	}
-	for _, t := range templates {
-		ts := s.Templates[t]
-		if ts.Suspended {
-			if err := do(op{Kind: opTemplateSuspend, Template: t}, func(n *state) {
-				x := n.Templates[t]
-				x.Suspended = false
-				n.Templates[t] = x
-			}); err != nil {
-				return err
-			}
-		}
-		for _, m := range slices.Sorted(maps.Keys(ts.Clusters)) {
-			if err := do(op{Kind: opTemplateCluster, Template: t, Member: m}, func(n *state) {
-				x := n.Templates[t]
-				x.Clusters = toggle(x.Clusters, m)
-				n.Templates[t] = x
-			}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// converge waits until every member stores the latest version of every
-// template, and says how long that took from the last write.
-func (r *chaosRun) converge(ctx context.Context) (*result, error) {
-	s := r.current()
-	r.mu.Lock()
-	since := r.intents[len(r.intents)-1].Done
-	r.mu.Unlock()
-	deadline := time.Now().Add(r.o.converge)
-	for {
-		var stale []string
-		for _, m := range r.names {
-			for _, t := range templates {
-				u := &unstructured.Unstructured{}
-				u.SetGroupVersionKind(gvkOf(t))
-				have := "absent"
-				if err := r.members[m].Get(ctx, types.NamespacedName{Namespace: namespace, Name: t}, u); err == nil {
-					have = versionOf(t)(u)
-				} else if client.IgnoreNotFound(err) != nil {
-					have = "error: " + err.Error()
-				}
-				if want := s.Templates[t].Version; have != want {
-					stale = append(stale, fmt.Sprintf("%s in %s: has %s, want %s", t, m, have, want))
-				}
-			}
-		}
-		if len(stale) == 0 {
-			return &result{converged: time.Since(since)}, nil
-		}
-		if time.Now().After(deadline) {
-			return &result{stale: stale, converged: time.Since(since)}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func gvkOf(template string) schema.GroupVersionKind {
