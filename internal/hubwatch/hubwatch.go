@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,7 +80,8 @@ func (t *Tracker) NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, r
 // that the Tracker knows whether its watch is open.
 func (t *Tracker) Observe(lw toolscache.ListerWatcher, obj runtime.Object) toolscache.ListerWatcher {
 	in := &informer{kind: t.kindOf(obj), since: t.clock.Now()}
-	_, in.template = obj.(*unstructured.Unstructured)
+	_, unstructuredObj := obj.(*unstructured.Unstructured)
+	in.template = unstructuredObj && !controlPlane(in.kind.Group)
 	t.mu.Lock()
 	t.informers = append(t.informers, in)
 	t.mu.Unlock()
@@ -143,6 +145,14 @@ func (e *BehindError) Error() string {
 		more = fmt.Sprintf(" (and %d more)", len(e.Reasons)-1)
 	}
 	return e.Reasons[0] + more + ": what it holds may be behind the hub"
+}
+
+// controlPlane says whether group is one of Karmada's or federator's API
+// groups: their kinds are never templates, and their caches count always,
+// however they are read.
+func controlPlane(group string) bool {
+	return group == "karmada.io" || strings.HasSuffix(group, ".karmada.io") ||
+		group == "federator.dev" || strings.HasSuffix(group, ".federator.dev")
 }
 
 func contains(kinds []schema.GroupKind, k schema.GroupKind) bool {

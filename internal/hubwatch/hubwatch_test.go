@@ -155,6 +155,11 @@ func TestTemplateCachesCountOnlyForTheirKinds(t *testing.T) {
 	if got := behind(tr); got != "" {
 		t.Errorf("no template kinds asked: %q, want current", got)
 	}
+	// A policy read unstructured is no template: its cache counts always.
+	observe(tr, &fakeLW{watchErr: errors.New("refused")}, template(schema.GroupKind{Group: "policy.karmada.io", Kind: "PropagationPolicy"}))
+	if got := behind(tr, schema.GroupKind{Kind: "ConfigMap"}); !strings.Contains(got, "PropagationPolicy.policy.karmada.io") {
+		t.Errorf("a Work of ConfigMaps, the unstructured policy cache not watching: %q", got)
+	}
 	var nilTracker *Tracker
 	if err := nilTracker.Current(deployments); err != nil {
 		t.Errorf("a nil Tracker is current: %v", err)
