@@ -3,6 +3,7 @@ package binding
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -95,10 +97,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	}
 	tpl, err := templateAtLeast(ctx, r.Client, r.fresh(), b, existing)
 	if apierrors.IsNotFound(err) {
-		// The detector deletes bindings whose template is gone.
 		metrics.SuspendedTemplates.Forget(suspendedKey(b))
-		*decided = true
-		return ctrl.Result{}, "", nil
+		outcome, err := r.orphaned(ctx, b)
+		*decided = err == nil
+		return ctrl.Result{}, outcome, err
 	}
 	if err != nil {
 		return ctrl.Result{}, "", err
@@ -212,6 +214,36 @@ func (r *Reconciler) checks() []hold.Check {
 		return hold.Checks
 	}
 	return r.Checks
+}
+
+// orphaned deletes a binding whose template is gone, once the API server
+// confirms it, as Karmada's garbage collector does through the binding's
+// owner reference; its Works then go (finalize), each after its deletion
+// delay. The detector deletes it too when it sees the template go, but a
+// template deleted while no replica led, or while the leader's caches did
+// not watch, brings it no event, and the Works, released from before,
+// would be dispatched from then on (found by the chaos checker: a member
+// stored a version 2.6 s after its template's deletion, the policy
+// suspended meanwhile, after a change of leader). A template the cache
+// has not received yet (read fresh: it exists, perhaps created again) is
+// waited for: the detector brings the binding up to date.
+func (r *Reconciler) orphaned(ctx context.Context, b view) (string, error) {
+	t := templateObject(b)
+	if r.APIReader != nil {
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(t), t)
+		if err == nil {
+			return "", apierrors.NewConflict(schema.GroupResource{Group: t.GroupVersionKind().Group, Resource: t.GetKind()},
+				t.GetName(), fmt.Errorf("the template is on the API server but not yet in the cache"))
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return "", err
+		}
+	}
+	uid := b.obj.GetUID()
+	if err := r.Client.Delete(ctx, b.obj, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return "", err
+	}
+	return "template gone: binding deleted", nil
 }
 
 func (r *Reconciler) fresh() client.Reader {
