@@ -81,7 +81,7 @@ func (t *Tracker) NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, r
 func (t *Tracker) Observe(lw toolscache.ListerWatcher, obj runtime.Object) toolscache.ListerWatcher {
 	in := &informer{kind: t.kindOf(obj), since: t.clock.Now()}
 	_, unstructuredObj := obj.(*unstructured.Unstructured)
-	in.template = unstructuredObj && !controlPlane(in.kind.Group)
+	in.template = unstructuredObj && !t.controlPlane(obj.GetObjectKind().GroupVersionKind())
 	t.mu.Lock()
 	t.informers = append(t.informers, in)
 	t.mu.Unlock()
@@ -147,12 +147,15 @@ func (e *BehindError) Error() string {
 	return e.Reasons[0] + more + ": what it holds may be behind the hub"
 }
 
-// controlPlane says whether group is one of Karmada's or federator's API
-// groups: their kinds are never templates, and their caches count always,
-// however they are read.
-func controlPlane(group string) bool {
-	return group == "karmada.io" || strings.HasSuffix(group, ".karmada.io") ||
-		group == "federator.dev" || strings.HasSuffix(group, ".federator.dev")
+// controlPlane says whether gvk is one of Karmada's or federator's own
+// kinds (in their API groups, and known to the scheme): never a template,
+// its cache counts always, however it is read. A custom resource of a
+// user's in a group under karmada.io (Karmada's e2e suite makes them, and
+// deletes their CRDs, whose informers then fail for good) is a template.
+func (t *Tracker) controlPlane(gvk schema.GroupVersionKind) bool {
+	g := gvk.Group
+	ours := strings.HasSuffix(g, ".karmada.io") || strings.HasSuffix(g, ".federator.dev")
+	return ours && t.scheme != nil && t.scheme.Recognizes(gvk)
 }
 
 func contains(kinds []schema.GroupKind, k schema.GroupKind) bool {

@@ -155,10 +155,19 @@ func TestTemplateCachesCountOnlyForTheirKinds(t *testing.T) {
 	if got := behind(tr); got != "" {
 		t.Errorf("no template kinds asked: %q, want current", got)
 	}
-	// A policy read unstructured is no template: its cache counts always.
-	observe(tr, &fakeLW{watchErr: errors.New("refused")}, template(schema.GroupKind{Group: "policy.karmada.io", Kind: "PropagationPolicy"}))
-	if got := behind(tr, schema.GroupKind{Kind: "ConfigMap"}); !strings.Contains(got, "PropagationPolicy.policy.karmada.io") {
-		t.Errorf("a Work of ConfigMaps, the unstructured policy cache not watching: %q", got)
+	// A user's custom resource in a group under karmada.io whose CRD was
+	// deleted (its informer fails for good) holds back only its own Works.
+	observe(tr, &fakeLW{watchErr: errors.New("the server could not find the requested resource")},
+		template(schema.GroupKind{Group: "example-x7k2.karmada.io", Kind: "Foo"}))
+	if got := behind(tr, schema.GroupKind{Kind: "ConfigMap"}); got != "" {
+		t.Errorf("a Work of ConfigMaps, a user's custom resource cache failing: %q, want current", got)
+	}
+	// A Work read unstructured is no template: its cache counts always.
+	unstructuredWork := &unstructured.Unstructured{}
+	unstructuredWork.SetGroupVersionKind(workv1alpha1.SchemeGroupVersion.WithKind("Work"))
+	observe(tr, &fakeLW{watchErr: errors.New("refused")}, unstructuredWork)
+	if got := behind(tr, schema.GroupKind{Kind: "ConfigMap"}); !strings.Contains(got, "Work.work.karmada.io") {
+		t.Errorf("a Work of ConfigMaps, the unstructured Work cache not watching: %q", got)
 	}
 	var nilTracker *Tracker
 	if err := nilTracker.Current(deployments); err != nil {
