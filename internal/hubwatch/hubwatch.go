@@ -29,9 +29,11 @@ import (
 )
 
 // DefaultSettle is how long an informer must have watched again before
-// its cache counts as current: the controllers' reaction to what the
-// relist or resumed watch delivered (the binding controller reads the
-// change and writes the Work), well under a second when nothing waits.
+// its cache counts as current: the controllers' reaction to what a
+// resumed watch delivered, well under a second when nothing waits. It
+// covers a watch that ended and resumed without loss (the API server's
+// timeout); after a break (a failed list or watch, a relist) the
+// controllers' catching up is proven, not waited for (Breaks).
 const DefaultSettle = time.Second
 
 // Tracker observes the watches of the informers built by its NewInformer.
@@ -43,6 +45,27 @@ type Tracker struct {
 
 	mu        sync.Mutex
 	informers []*informer
+	// breaks is told of each break and recovery (CatchUp).
+	breaks Breaks
+}
+
+// Breaks is told when a hub cache stops watching in a way that can lose
+// or delay what it receives (a watch or list that fails, a relist), and
+// when the caches watch again after one: internal/catchup's Round.
+type Breaks interface {
+	// Break: a cache of Karmada's or federator's kinds broke; called
+	// with the Tracker's lock held, before any cache counts as current.
+	Break()
+	// Recovered: every such cache watches again, and so does the cache
+	// that had broken (of those kinds, or of templates).
+	Recovered()
+}
+
+// CatchUp tells b of each break and recovery from now on.
+func (t *Tracker) CatchUp(b Breaks) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.breaks = b
 }
 
 // informer is the state of one informer's watch.
@@ -57,6 +80,11 @@ type informer struct {
 	since time.Time
 	// failing is the error of the last attempt to watch, while it fails.
 	failing error
+	// listed: the informer listed once; a second list is a relist, which
+	// delivers the changes it missed as one.
+	listed bool
+	// broke: a list or watch failed, or a relist, since it last watched.
+	broke bool
 }
 
 // New is a Tracker that resolves typed objects' kinds with scheme and
@@ -183,6 +211,50 @@ func (t *Tracker) opened(in *informer) {
 	}
 	in.open++
 	in.since, in.failing = t.clock.Now(), nil
+	if in.broke {
+		in.broke = false
+		if t.breaks != nil && !t.controlPlaneBroken() {
+			t.breaks.Recovered()
+		}
+	}
+}
+
+// controlPlaneBroken says whether a cache of Karmada's or federator's
+// kinds broke and does not watch yet.
+func (t *Tracker) controlPlaneBroken() bool {
+	for _, in := range t.informers {
+		if !in.template && in.broke {
+			return true
+		}
+	}
+	return false
+}
+
+// broken records a break of in's watch.
+func (t *Tracker) broken(in *informer) {
+	in.broke = true
+	if !in.template && t.breaks != nil {
+		t.breaks.Break()
+	}
+}
+
+// listing records a list of in: a relist is a break.
+func (t *Tracker) listing(in *informer, err error) {
+	t.mu.Lock()
+	relist := in.listed
+	if err == nil {
+		in.listed = true
+	}
+	t.mu.Unlock()
+	if err != nil {
+		t.failed(in, err)
+		return
+	}
+	if relist {
+		t.mu.Lock()
+		t.broken(in)
+		t.mu.Unlock()
+	}
 }
 
 func (t *Tracker) closed(in *informer) {
@@ -202,6 +274,7 @@ func (t *Tracker) failed(in *informer, err error) {
 			"kind", kindName(in.kind), "error", err.Error())
 	}
 	in.failing = err
+	t.broken(in)
 }
 
 // observed is an informer's ListerWatcher, observed.
@@ -218,7 +291,9 @@ func (o *observed) List(opts metav1.ListOptions) (runtime.Object, error) {
 }
 
 func (o *observed) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	return o.inner.ListWithContext(ctx, opts)
+	list, err := o.inner.ListWithContext(ctx, opts)
+	o.tracker.listing(o.informer, err)
+	return list, err
 }
 
 func (o *observed) Watch(opts metav1.ListOptions) (watch.Interface, error) {

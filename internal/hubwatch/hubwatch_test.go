@@ -194,3 +194,58 @@ func waitClosed(t *testing.T, w watch.Interface) {
 		}
 	}
 }
+
+// breaks records what a Tracker tells of breaks.
+type breaks struct{ told []string }
+
+func (b *breaks) Break()     { b.told = append(b.told, "break") }
+func (b *breaks) Recovered() { b.told = append(b.told, "recovered") }
+
+// A cache whose watch or list fails, or that relists, broke: it may have
+// missed writes, or may deliver them late, so the controllers must catch
+// up. A watch that only ends (the API server's timeout) and opens again
+// without an error is no break. A template cache that fails breaks nothing
+// (its Works wait on its own Current), but its recovery needs catching up.
+func TestBreaksAndRecoveriesAreTold(t *testing.T) {
+	tr := New(newScheme(t), time.Second, nil)
+	b := &breaks{}
+	tr.CatchUp(b)
+	worksLW, policiesLW := &fakeLW{}, &fakeLW{}
+	works := observe(tr, worksLW, &workv1alpha1.Work{})
+	policies := observe(tr, policiesLW, &workv1alpha1.Work{})
+	deploymentsLW := &fakeLW{}
+	templates := observe(tr, deploymentsLW, template(deployments))
+	ctx := context.Background()
+	step := func(what string, lw toolscache.ListerWatcherWithContext, list bool, want ...string) {
+		t.Helper()
+		b.told = nil
+		if list {
+			_, _ = lw.ListWithContext(ctx, metav1.ListOptions{})
+		} else {
+			_, _ = lw.WatchWithContext(ctx, metav1.ListOptions{})
+		}
+		if strings.Join(b.told, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: told %v, want %v", what, b.told, want)
+		}
+	}
+	step("first list", works, true)
+	step("first watch", works, false)
+	step("first list", policies, true)
+	step("first watch", policies, false)
+	step("a watch opens again after a timeout", works, false)
+
+	worksLW.watchErr, policiesLW.watchErr = errors.New("connection refused"), errors.New("connection refused")
+	step("a Works watch fails", works, false, "break")
+	step("a policies watch fails", policies, false, "break")
+	worksLW.watchErr = nil
+	step("the Works cache relists", works, true, "break")
+	step("the Works cache watches again, the policies' not yet", works, false)
+	policiesLW.watchErr = nil
+	step("the policies' cache watches again: every one does", policies, false, "recovered")
+
+	step("first list of templates", templates, true)
+	deploymentsLW.watchErr = errors.New("the server could not find the requested resource")
+	step("a template watch fails", templates, false)
+	deploymentsLW.watchErr = nil
+	step("the template cache watches again", templates, false, "recovered")
+}

@@ -10,20 +10,25 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
+	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/hold"
@@ -39,6 +44,10 @@ type Options struct {
 	// bindings present when this replica began to lead: the dispatcher
 	// waits for it (internal/firstpass).
 	FirstPass *firstpass.Signal
+	// CatchUp, when set, asks for bindings to be decided again after the
+	// hub caches broke, and is told of every binding decided
+	// (internal/catchup).
+	CatchUp *catchup.Round
 }
 
 // PolicyIndex indexes bindings by the policy that claims their template:
@@ -118,10 +127,18 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			return err
 		}
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
-			FirstPass: o.FirstPass,
+			FirstPass: o.FirstPass, CatchUp: o.CatchUp,
 			Recorder:  mgr.GetEventRecorderFor("binding-controller")}
-		err := ctrl.NewControllerManagedBy(mgr).
-			Named(name).
+		b := ctrl.NewControllerManagedBy(mgr).Named(name)
+		if o.CatchUp != nil {
+			// After a break in the hub caches' watches, every binding is
+			// decided again once its template has been (internal/catchup).
+			b = b.WatchesRawSource(source.TypedChannel(o.CatchUp.Bindings(clusterScoped), handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
+				GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+					q.Add(reconcile.Request{NamespacedName: e.Object})
+				}}))
+		}
+		err := b.
 			For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{},
 				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}), predicate.Not(holdsChanged))).
 			// A binding whose holds change (its spec.suspension, its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
@@ -51,6 +53,9 @@ type Reconciler struct {
 	// FirstPass, when set, is told of every binding reconciled
 	// (internal/firstpass).
 	FirstPass *firstpass.Signal
+	// CatchUp, when set, is told of every binding decided
+	// (internal/catchup).
+	CatchUp *catchup.Round
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -59,15 +64,17 @@ type Reconciler struct {
 // the end.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
-	var decided bool
+	ticket := r.CatchUp.Begin()
+	var decided decision
 	result, outcome, err := r.reconcile(ctx, req, &decided)
 	// Only a pass that decided counts for the dispatcher's first-pass wait:
 	// one that stopped before (a cache behind, a failed read) leaves the
 	// Works as the previous leader left them, holds not yet written. A
 	// binding that keeps failing says so itself; the wait for it ends after
 	// a while (setup.go) so it does not hold the others back.
-	if decided {
+	if decided.decided {
 		r.FirstPass.Reconciled(firstPassKey(r.ClusterScoped, req.NamespacedName))
+		r.CatchUp.Decided(catchup.BindingKey(req.Namespace, req.Name), ticket, decided.generation)
 	}
 	result, err = retry.Quietly(result, err)
 	if outcome != "" {
@@ -76,16 +83,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-// reconcile sets decided once the pass has written (or found written) what
-// holds each of the binding's Works, or found there is nothing to decide.
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *bool) (ctrl.Result, string, error) {
+// decision is what a pass decided, for the dispatchers' waits.
+type decision struct {
+	// decided: the pass has written (or found written) what holds each of
+	// the binding's Works, or found there is nothing to decide.
+	decided bool
+	// generation of the binding the pass read (the largest there is when
+	// the binding is gone).
+	generation int64
+}
+
+// reconcile fills in decided.
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *decision) (ctrl.Result, string, error) {
 	b := newView(r.ClusterScoped)
 	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
-		*decided = apierrors.IsNotFound(err)
+		*decided = decision{decided: apierrors.IsNotFound(err), generation: math.MaxInt64}
 		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}
+	decided.generation = b.obj.GetGeneration()
 	if !b.obj.GetDeletionTimestamp().IsZero() {
-		*decided = true
+		decided.decided = true
 		return ctrl.Result{}, "binding deleted: its Works are deleted", r.finalize(ctx, b)
 	}
 	if err := r.ensureIdentity(ctx, b); err != nil {
@@ -99,7 +116,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	if apierrors.IsNotFound(err) {
 		metrics.SuspendedTemplates.Forget(suspendedKey(b))
 		outcome, err := r.orphaned(ctx, b)
-		*decided = err == nil
+		decided.decided = err == nil
 		return ctrl.Result{}, outcome, err
 	}
 	if err != nil {
@@ -113,7 +130,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 			return ctrl.Result{}, "", err
 		}
 		outcome, err := r.unclaimed(ctx, b, tpl, policy)
-		*decided = err == nil
+		decided.decided = err == nil
 		return ctrl.Result{}, outcome, err
 	}
 	metrics.SuspendedTemplates.Observe(suspendedKey(b), tpl.GetAnnotations())
@@ -137,7 +154,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 				r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonScheduleBindingFailed, msg)
 			})
 		}
-		*decided = true
+		decided.decided = true
 		return r.finish(ctx, b, before, events, "unschedulable: "+err.Error())
 	}
 	if !equality.Semantic.DeepEqual(placed.Targets, b.spec.Clusters) && !(len(placed.Targets) == 0 && len(b.spec.Clusters) == 0) {
@@ -181,7 +198,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *b
 	}
 	// Written, up to the clusters whose Work could not be (those say why);
 	// a pass that wrote none of them decided nothing.
-	*decided = syncErr == nil || sync.created+sync.updated+sync.unchanged > 0
+	decided.decided = syncErr == nil || sync.created+sync.updated+sync.unchanged > 0
 	synced := metav1.Condition{Type: workkeys.ConditionWorksSynced, Status: metav1.ConditionTrue,
 		Reason: workkeys.ReasonWorksSynced, Message: workkeys.MessageWorksSynced}
 	if syncErr != nil {

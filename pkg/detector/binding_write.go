@@ -96,7 +96,7 @@ func replicas(template *unstructured.Unstructured) int32 {
 }
 
 func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Unstructured, claim Claim,
-	priority *workv1alpha2.SchedulePriority) (string, error) {
+	priority *workv1alpha2.SchedulePriority, floor *int64) (string, error) {
 	desired, spec := Binding(template, claim, priority)
 	existing := desired.DeepCopyObject().(client.Object)
 	err := d.client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
@@ -118,6 +118,7 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 			return "", err
 		}
 		d.recorder.Eventf(template, corev1.EventTypeNormal, policykeys.EventReasonApplyPolicySucceed, "Apply policy(%s) succeed", claim.Key())
+		*floor = desired.GetGeneration()
 		return "binding created (policy " + claim.Key() + ")", nil
 	}
 	if err != nil {
@@ -155,6 +156,7 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	}
 	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations &&
 		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
+		*floor = existing.GetGeneration()
 		return "binding unchanged", nil
 	}
 	*have = *spec
@@ -166,7 +168,11 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	}
 	existing.SetAnnotations(annotations)
 	existing.SetOwnerReferences(desired.GetOwnerReferences())
-	return "binding updated (policy " + claim.Key() + ")", d.client.Update(ctx, existing)
+	if err := d.client.Update(ctx, existing); err != nil {
+		return "", err
+	}
+	*floor = existing.GetGeneration()
+	return "binding updated (policy " + claim.Key() + ")", nil
 }
 
 // deleteBinding deletes the binding of a template that is gone, whatever

@@ -9,6 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
 	"github.com/karmada-io/karmada/pkg/util/validation"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -21,10 +22,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/retry"
 )
 
@@ -66,6 +70,8 @@ type Reconciler struct {
 	// re-evaluated too (a template the policy stops selecting, or one whose
 	// claim is still on its way to the cache).
 	earlier map[Key][]client.Object
+	// catchUp: Options.CatchUp.
+	catchUp *catchup.Round
 	// suspensionChanged marks the policy Keys whose fan-out carries a
 	// change of spec.suspension: their templates are queued at
 	// queuing.Hold.
@@ -95,6 +101,10 @@ type Options struct {
 	// (a Karmada hub's own CRDs, which federator may not update), so the
 	// policy conditions are not written; their Warning Events still are.
 	NoPolicyStatus bool
+	// CatchUp, when set, asks the detector to decide templates again after
+	// the hub caches broke, and is told of each template decided
+	// (internal/catchup).
+	CatchUp *catchup.Round
 }
 
 // SetupWithManager registers the detector: a template controller whose
@@ -103,7 +113,7 @@ type Options struct {
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	d := &Reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
 		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}, suspensionChanged: map[Key]bool{},
-		noPolicyStatus: o.NoPolicyStatus}
+		noPolicyStatus: o.NoPolicyStatus, catchUp: o.CatchUp}
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), p, kindIndex, selectedKinds); err != nil {
 			return err
@@ -124,6 +134,17 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), p,
 			d.policyHandler(), predicate.GenerationChangedPredicate{})); err != nil {
+			return err
+		}
+	}
+	if o.CatchUp != nil {
+		// After a break in the hub caches' watches, every bound template
+		// is decided again, from caches that watch.
+		if err := c.Watch(source.TypedChannel(o.CatchUp.Templates(), handler.TypedFuncs[catchup.Template, Key]{
+			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[catchup.Template], q workqueue.TypedRateLimitingInterface[Key]) {
+				t := e.Object
+				q.Add(Key{GroupVersionKind: schema.FromAPIVersionAndKind(t.APIVersion, t.Kind), Namespace: t.Namespace, Name: t.Name})
+			}})); err != nil {
 			return err
 		}
 	}
@@ -160,7 +181,14 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 		return ctrl.Result{}, d.fanOut(ctx, key)
 	}
 	start := time.Now()
-	outcome, err := d.reconcile(ctx, key)
+	ticket := d.catchUp.Begin()
+	// The binding's generation once decided, when this pass wrote it or
+	// found it up to date (0 when it wrote none or deleted it).
+	var floor int64
+	outcome, err := d.reconcile(ctx, key, &floor)
+	if err == nil {
+		d.catchUp.Detected(catchup.BindingKey(key.Namespace, names.GenerateBindingName(key.Kind, key.Name)), ticket, floor)
+	}
 	if outcome != "" && err == nil {
 		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "template", key.Kind+" "+client.ObjectKey{Namespace: key.Namespace, Name: key.Name}.String(),
 			"duration", time.Since(start).Round(time.Millisecond).String())
@@ -169,7 +197,7 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 }
 
 // reconcile returns what it did, for the log.
-func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
+func (d *Reconciler) reconcile(ctx context.Context, key Key, floor *int64) (string, error) {
 	template, err := d.templateAtLeast(ctx, key)
 	if apierrors.IsNotFound(err) {
 		return "template gone: binding deleted", d.deleteBinding(ctx, key)
@@ -236,7 +264,7 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key) (string, error) {
 		d.recorder.Event(template, corev1.EventTypeWarning, policykeys.EventReasonApplyPolicyFailed, applyPolicyFailed(claim, err))
 		return "policy " + claim.Key() + ": " + err.Error() + ": no binding written", nil
 	}
-	return d.writeBinding(ctx, template, claim, priority)
+	return d.writeBinding(ctx, template, claim, priority, floor)
 }
 
 // applyPolicyFailed is Karmada's ApplyPolicyFailed message.

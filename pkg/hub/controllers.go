@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
@@ -36,6 +37,9 @@ type deps struct {
 	firstPass *firstpass.Signal
 	// hubCaches: whether the hub's informers watch the hub.
 	hubCaches *hubwatch.Tracker
+	// catchUp: after the hub caches broke, the detector's and the binding
+	// controller's passes the dispatchers wait for; nil when either is off.
+	catchUp *catchup.Round
 }
 
 // Controller is one controller the hub runs, by the name --controllers
@@ -52,12 +56,13 @@ type Controller struct {
 var Controllers = []Controller{
 	{Name: "detector", What: "which policy claims which template; bindings",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers, NoPolicyStatus: d.noPolicyStatus})
+			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers, NoPolicyStatus: d.noPolicyStatus,
+				CatchUp: d.catchUp})
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay,
-				FirstPass: d.firstPass})
+				FirstPass: d.firstPass, CatchUp: d.catchUp})
 		}},
 	{Name: "bindingStatus", What: "Work status → binding and template status",
 		setup: func(mgr ctrl.Manager, d deps) error {
@@ -69,7 +74,8 @@ var Controllers = []Controller{
 			if d.firstPass != nil {
 				firstPass = d.firstPass.Done()
 			}
-			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass, HubCaches: d.hubCaches})
+			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass,
+				HubCaches: hubCurrent{caches: d.hubCaches, round: d.catchUp}})
 		}},
 	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
 		setup: func(mgr ctrl.Manager, d deps) error {

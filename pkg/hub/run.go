@@ -23,10 +23,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -185,6 +187,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus()}
 	if enabled["binding"] {
 		d.firstPass = firstpass.New()
+	}
+	if enabled["binding"] && enabled["detector"] {
+		// Leader-elected, as the controllers it drives.
+		d.catchUp = catchup.New(listBindings(mgr.GetAPIReader()), binding.FirstPassPatience, ctrl.Log.WithName("catchup"))
+		hubCaches.CatchUp(d.catchUp)
+		if err := mgr.Add(d.catchUp); err != nil {
+			return err
+		}
 	}
 	for _, c := range Controllers {
 		if !enabled[c.Name] {
