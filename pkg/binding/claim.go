@@ -188,8 +188,7 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 		if apierrors.IsNotFound(err) {
 			// Gone since the cache read: the next pass, once the cache has
 			// it, keeps the Works as they are.
-			return apierrors.NewConflict(schema.GroupResource{Group: policyv1alpha1.GroupName, Resource: kind},
-				name, fmt.Errorf("the policy is gone from the API server but not yet from the cache"))
+			return cacheBehind(policyv1alpha1.GroupName, kind, name, "the policy is gone from the API server but not yet from the cache")
 		}
 		return err
 	}
@@ -197,8 +196,7 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 		// Deleted, held by its finalizer until the detector lets go: it
 		// claims nothing new, and the Works keep what they last had until
 		// a policy claims the template again.
-		return apierrors.NewConflict(schema.GroupResource{Group: policyv1alpha1.GroupName, Resource: kind},
-			name, fmt.Errorf("the policy is being deleted, which the cache has not seen yet"))
+		return cacheBehind(policyv1alpha1.GroupName, kind, name, "the policy is being deleted, which the cache has not seen yet")
 	}
 	spec := &policyv1alpha1.PropagationSpec{}
 	if raw, ok := policy.Object["spec"].(map[string]any); ok {
@@ -246,15 +244,15 @@ func (r *Reconciler) confirmTemplate(ctx context.Context, b view, cached *unstru
 	fresh := templateObject(b)
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fresh), fresh); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, apierrors.NewConflict(schema.GroupResource{Group: fresh.GroupVersionKind().Group, Resource: fresh.GetKind()},
-				fresh.GetName(), fmt.Errorf("the template is gone from the API server but not yet from the cache"))
+			return nil, cacheBehind(fresh.GroupVersionKind().Group, fresh.GetKind(), fresh.GetName(),
+				"the template is gone from the API server but not yet from the cache")
 		}
 		return nil, err
 	}
 	if fresh.GetUID() != cached.GetUID() || fresh.GetGeneration() != cached.GetGeneration() ||
 		(fresh.GetGeneration() == 0 && fresh.GetResourceVersion() != cached.GetResourceVersion()) {
-		return nil, apierrors.NewConflict(schema.GroupResource{Group: fresh.GroupVersionKind().Group, Resource: fresh.GetKind()},
-			fresh.GetName(), fmt.Errorf("the template changed since the cache read it (resourceVersion %s, cache %s)",
+		return nil, cacheBehind(fresh.GroupVersionKind().Group, fresh.GetKind(), fresh.GetName(),
+			fmt.Sprintf("the template changed since the cache read it (resourceVersion %s, cache %s)",
 				fresh.GetResourceVersion(), cached.GetResourceVersion()))
 	}
 	return fresh, nil
@@ -269,4 +267,11 @@ func holdWork(work *workv1alpha1.Work, decision hold.Decision) {
 	if gates := decision.Gates(); len(gates) > 0 {
 		work.Annotations[workkeys.HoldGatesAnnotation] = strings.Join(gates, ",")
 	}
+}
+
+// cacheBehind is the error of a pass that found the API server ahead of
+// its cache (why says how): a conflict, retried quietly (internal/retry)
+// until the cache has caught up.
+func cacheBehind(group, kind, name, why string) error {
+	return apierrors.NewConflict(schema.GroupResource{Group: group, Resource: kind}, name, errors.New(why))
 }

@@ -128,7 +128,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
 			FirstPass: o.FirstPass, CatchUp: o.CatchUp,
-			Recorder:  mgr.GetEventRecorderFor("binding-controller")}
+			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name)
 		if o.CatchUp != nil {
 			// After a break in the hub caches' watches, every binding is

@@ -3,7 +3,6 @@ package binding
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -249,10 +247,9 @@ func (r *Reconciler) orphaned(ctx context.Context, b view) (string, error) {
 	if r.APIReader != nil {
 		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(t), t)
 		if err == nil {
-			return "", apierrors.NewConflict(schema.GroupResource{Group: t.GroupVersionKind().Group, Resource: t.GetKind()},
-				t.GetName(), fmt.Errorf("the template is on the API server but not yet in the cache"))
+			return "", cacheBehind(t.GroupVersionKind().Group, t.GetKind(), t.GetName(), "the template is on the API server but not yet in the cache")
 		}
-		if err != nil && !apierrors.IsNotFound(err) {
+		if !apierrors.IsNotFound(err) {
 			return "", err
 		}
 	}

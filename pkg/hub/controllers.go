@@ -7,8 +7,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/catchup"
+	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
