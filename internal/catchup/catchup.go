@@ -72,8 +72,9 @@ type Round struct {
 	since  time.Time
 	cause  string
 	// started is the clock when the current round listed its bindings;
-	// 0 while none runs.
+	// 0 while none runs; listed is when.
 	started uint64
+	listed  time.Time
 	pending map[string]*entry
 	total   int
 }
@@ -233,7 +234,8 @@ func (r *Round) Decided(key string, t Ticket, generation int64) {
 func (r *Round) closeIfDone() {
 	if r.started != 0 && len(r.pending) == 0 {
 		r.log.Info("the hub's decisions caught up after "+r.cause+": dispatching resumes",
-			"bindings", r.total, "after", time.Since(r.since).Round(time.Millisecond).String())
+			"bindings", r.total, "after", time.Since(r.since).Round(time.Millisecond).String(),
+			"round", time.Since(r.listed).Round(time.Millisecond).String())
 		r.broken, r.started, r.pending = false, 0, nil
 	}
 }
@@ -278,7 +280,7 @@ func (r *Round) run(ctx context.Context) error {
 		return nil
 	}
 	r.clock++
-	r.started = r.clock
+	r.started, r.listed = r.clock, time.Now()
 	started := r.started
 	r.pending = make(map[string]*entry, len(bindings))
 	for _, b := range bindings {
