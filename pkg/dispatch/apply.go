@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -220,4 +221,12 @@ func key(o client.Object) string {
 		return o.GetName()
 	}
 	return o.GetNamespace() + "/" + o.GetName()
+}
+
+func decodeManifest(m workv1alpha1.Manifest) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(m.Raw); err != nil {
+		return nil, fmt.Errorf("decode manifest: %w", err)
+	}
+	return u, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -363,81 +361,4 @@ func (r *WorkReconciler) setApplied(work *workv1alpha1.Work, syncErr error) func
 		r.Recorder.Eventf(work, corev1.EventTypeNormal, workkeys.EventReasonSyncSucceed,
 			"Sync work(%s/%s) to cluster(%s) successful.", work.Namespace, work.Name, r.Cluster)
 	}
-}
-
-// delete removes the Work's objects from the member, whatever holds the
-// Work: deletion is never blocked by a suspension, only delayed by a
-// deletion delay. Either way the Work is released at once, so neither it
-// nor its binding waits for a countdown: the countdown is recorded in a
-// tombstone of its own, and the Work can be written again if the object
-// is placed here again. What the deletion does in the member is
-// deletionOf's to say (a member that leaves, a Work that preserves).
-func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (string, error) {
-	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
-		return "", nil
-	}
-	outcome := "released"
-	cluster := &clusterv1alpha1.Cluster{}
-	if err := r.Hub.Get(ctx, client.ObjectKey{Name: r.Cluster}, cluster); apierrors.IsNotFound(err) {
-		cluster = nil
-	} else if err != nil {
-		return "", err
-	}
-	switch how := deletionOf(cluster, work); how {
-	case leaveObjects:
-		if cluster != nil && !cluster.DeletionTimestamp.IsZero() && !ptr.Deref(work.Spec.PreserveResourcesOnDeletion, false) {
-			outcome = "released: cluster " + r.Cluster + " leaves while not Ready, its objects stay"
-		}
-	default:
-		member, err := r.Members.Client(ctx, r.Cluster)
-		if err != nil {
-			return "", err
-		}
-		for _, m := range work.Spec.Workload.Manifests {
-			manifest, err := decodeManifest(m)
-			if err != nil {
-				return "", err
-			}
-			release, err := r.memberSlot(ctx)
-			if err != nil {
-				return "", err
-			}
-			did, err := r.removeManifest(ctx, member, manifest, work.Namespace, work.Name, how == removeLeaving)
-			release()
-			if err != nil {
-				return "", fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)
-			}
-			if did != "" {
-				outcome = fmt.Sprintf("%s %s: %s", manifest.GetKind(), key(manifest), did)
-			}
-		}
-	}
-	patch := client.MergeFrom(work.DeepCopy())
-	controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
-	return outcome, client.IgnoreNotFound(r.Hub.Patch(ctx, work, patch))
-}
-
-func decodeManifest(m workv1alpha1.Manifest) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(m.Raw); err != nil {
-		return nil, fmt.Errorf("decode manifest: %w", err)
-	}
-	return u, nil
-}
-
-func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstructured) (workv1alpha1.ManifestStatus, bool) {
-	if obj == nil {
-		return workv1alpha1.ManifestStatus{}, false
-	}
-	gvk := obj.GroupVersionKind()
-	id := workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
-		Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	if mapping, err := member.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-		id.Resource = mapping.Resource.Resource
-	}
-	ms := workv1alpha1.ManifestStatus{Identifier: id, Health: health(obj)}
-	// A status the interpreter cannot read is left out, as Karmada's
-	// collector leaves it; the hub then aggregates the others.
-	ms.Status, _ = reflectStatus(obj)
-	return ms, true
 }

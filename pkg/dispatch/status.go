@@ -8,6 +8,7 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // reflectStatus is what the Work carries of a member object's status, as
@@ -82,4 +83,21 @@ func health(obj *unstructured.Unstructured) workv1alpha1.ResourceHealth {
 		return workv1alpha1.ResourceHealthy
 	}
 	return workv1alpha1.ResourceUnhealthy
+}
+
+func manifestStatus(member client.Client, ordinal int, obj *unstructured.Unstructured) (workv1alpha1.ManifestStatus, bool) {
+	if obj == nil {
+		return workv1alpha1.ManifestStatus{}, false
+	}
+	gvk := obj.GroupVersionKind()
+	id := workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if mapping, err := member.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		id.Resource = mapping.Resource.Resource
+	}
+	ms := workv1alpha1.ManifestStatus{Identifier: id, Health: health(obj)}
+	// A status the interpreter cannot read is left out, as Karmada's
+	// collector leaves it; the hub then aggregates the others.
+	ms.Status, _ = reflectStatus(obj)
+	return ms, true
 }
