@@ -147,7 +147,7 @@ BENCHTIME ?= 1s
 BENCH ?= .
 bench:
 	@echo "bench: per call of each hot path: ns/op = time, B/op = bytes allocated, allocs/op = heap allocations (extra columns: input sizes); figures only, nothing asserted (benchtime $(BENCHTIME)); not run here: make bench-scale (hub writes, latency and memory on a real local fleet, several minutes)"
-	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime=$(BENCHTIME) ./pkg/...
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime=$(BENCHTIME) ./pkg/... ./internal/...
 
 # Scale benchmark on a real local fleet (hub + 2 members, controllers in the
 # test process): for 50 and 200 Deployments, seconds to propagate and to
