@@ -8,9 +8,9 @@
 // wants. A Round says when they have: after a break it lists the bindings,
 // asks the detector to decide each binding's template again and, once it
 // has, the binding controller to decide the binding again from a version
-// at least as new as the one the detector left. Until every binding is
-// decided so (or the round's patience ends), Current refuses, and the
-// dispatchers apply nothing.
+// at least as new as the one the detector left. Until a binding is
+// decided so (or the round's patience ends), Current refuses its Works,
+// and the dispatchers apply nothing of them.
 package catchup
 
 import (
@@ -150,9 +150,13 @@ func (r *Round) Recovered() {
 	}
 }
 
-// Current is nil when no break waits to be caught up with, else an error
-// that says what the round waits for.
-func (r *Round) Current() error {
+// Current is nil when the Works of binding (a BindingKey; "" for a Work no
+// binding wrote) may be dispatched: no break waits to be caught up with,
+// or the round that catches up with it has decided binding again, or was
+// not waiting for it. Until the round has listed its bindings, no Work
+// may be. One binding that cannot be decided holds back only its own
+// Works (until the round's patience ends).
+func (r *Round) Current(binding string) error {
 	if r == nil {
 		return nil
 	}
@@ -168,8 +172,11 @@ func (r *Round) Current() error {
 	if r.started == 0 {
 		return fmt.Errorf("%s %s ago; nothing is dispatched until every binding is decided again", r.cause, time.Since(r.since).Round(time.Millisecond))
 	}
-	return fmt.Errorf("%d of %d bindings are still to be decided again since %s, before anything is dispatched",
-		len(r.pending), r.total, r.cause)
+	if r.pending[binding] == nil {
+		return nil
+	}
+	return fmt.Errorf("%s is among the %d of %d bindings still to be decided again since %s: its Works wait",
+		binding, len(r.pending), r.total, r.cause)
 }
 
 // Begin is the ticket of a pass that begins now.

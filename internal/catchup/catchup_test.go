@@ -59,14 +59,17 @@ func asked(t *testing.T, templates <-chan Template, n int) []Template {
 func caughtUp(t *testing.T, r *Round, templates <-chan Template, bindings ...Binding) {
 	t.Helper()
 	asked(t, templates, len(bindings))
-	waitFor(t, "the round lists its bindings", func() bool { return strings.Contains(currentErr(r), "bindings are still to be decided") })
+	first := BindingKey(bindings[0].Namespace, bindings[0].Name)
+	waitFor(t, "the round lists its bindings", func() bool { return strings.Contains(currentErr(r, first), "still to be decided again") })
 	for _, b := range bindings {
 		r.Detected(BindingKey(b.Namespace, b.Name), r.Begin(), 1)
 		<-r.Bindings(b.Namespace == "")
 		r.Decided(BindingKey(b.Namespace, b.Name), r.Begin(), 1)
 	}
-	if got := currentErr(r); got != "" {
-		t.Fatalf("every binding decided again: %q, want current", got)
+	for _, b := range bindings {
+		if got := currentErr(r, BindingKey(b.Namespace, b.Name)); got != "" {
+			t.Fatalf("every binding decided again: %q, want current", got)
+		}
 	}
 }
 
@@ -81,28 +84,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func currentErr(r *Round) string {
-	if err := r.Current(); err != nil {
+func currentErr(r *Round, binding string) string {
+	if err := r.Current(binding); err != nil {
 		return err.Error()
 	}
 	return ""
 }
 
-// After a break nothing is dispatched until, for every binding, the
-// detector has decided its template in a pass begun after the round
-// started, and then the binding controller has decided the binding in a
-// pass begun after that, reading at least the generation the detector
-// left. Each pass that misses one of these counts for nothing.
+// After a break nothing is dispatched until the round has listed its
+// bindings; then a binding's Works wait until the detector has decided
+// its template in a pass begun after the round started, and then the
+// binding controller has decided the binding in a pass begun after that,
+// reading at least the generation the detector left. Each pass that
+// misses one of these counts for nothing; one binding decided does not
+// wait for the others.
 func TestARoundEndsOnlyWhenEveryBindingWasDecidedAgainInOrder(t *testing.T) {
 	r := New(func(context.Context) ([]Binding, error) { return []Binding{web, quota}, nil }, time.Minute, logr.Discard())
-	if got := currentErr(r); !strings.Contains(got, "this replica began to lead") {
+	webKey, quotaKey := BindingKey("shop", "web-deployment"), BindingKey("", "quota-clusterrole")
+	if got := currentErr(r, ""); !strings.Contains(got, "this replica began to lead") {
 		t.Errorf("before it leads: %q", got)
 	}
 	templates := started(t, r)
 	caughtUp(t, r, templates, web, quota)
 	r.Break()
-	if got := currentErr(r); !strings.Contains(got, "stopped watching the hub") {
+	if got := currentErr(r, webKey); !strings.Contains(got, "stopped watching the hub") {
 		t.Errorf("broken: %q", got)
+	}
+	if got := currentErr(r, ""); got == "" {
+		t.Error("broken, before the round lists its bindings: a Work no binding wrote is dispatched")
 	}
 	early := r.Begin() // a detector pass begun before the round
 	r.Recovered()
@@ -110,13 +119,12 @@ func TestARoundEndsOnlyWhenEveryBindingWasDecidedAgainInOrder(t *testing.T) {
 	if got[0] != web.Template || got[1] != quota.Template {
 		t.Errorf("templates asked for: %+v", got)
 	}
-	waitFor(t, "the round lists its bindings", func() bool { return strings.Contains(currentErr(r), "2 of 2 bindings") })
+	waitFor(t, "the round lists its bindings", func() bool { return strings.Contains(currentErr(r, webKey), "2 of 2 bindings") })
 
-	webKey, quotaKey := BindingKey("shop", "web-deployment"), BindingKey("", "quota-clusterrole")
 	r.Detected(webKey, early, 3)
 	beforeDetection := r.Begin()
 	r.Decided(webKey, beforeDetection, 3)
-	if got := currentErr(r); !strings.Contains(got, "2 of 2") {
+	if got := currentErr(r, webKey); !strings.Contains(got, "2 of 2") {
 		t.Errorf("a detector pass begun before the round, a binding pass before any detection: %q", got)
 	}
 
@@ -135,12 +143,18 @@ func TestARoundEndsOnlyWhenEveryBindingWasDecidedAgainInOrder(t *testing.T) {
 	r.Decided(webKey, beforeDetection, 4)
 	stale := r.Begin()
 	r.Decided(webKey, stale, 3)
-	if got := currentErr(r); !strings.Contains(got, "2 of 2") {
+	if got := currentErr(r, webKey); !strings.Contains(got, "2 of 2") {
 		t.Errorf("binding passes begun before the detection, or reading generation 3 < 4: %q", got)
 	}
 	r.Decided(webKey, r.Begin(), 4)
-	if got := currentErr(r); !strings.Contains(got, "1 of 2") {
-		t.Errorf("web decided again: %q", got)
+	if got := currentErr(r, webKey); got != "" {
+		t.Errorf("web decided again: its Works wait: %q", got)
+	}
+	if got := currentErr(r, quotaKey); !strings.Contains(got, "ClusterResourceBinding/quota-clusterrole is among the 1 of 2") {
+		t.Errorf("quota not decided again yet: %q", got)
+	}
+	if got := currentErr(r, ""); got != "" {
+		t.Errorf("a Work no binding wrote, once the round listed its bindings: %q, want current", got)
 	}
 
 	// quota: the detector writes nothing (floor 0); the binding is gone
@@ -148,7 +162,7 @@ func TestARoundEndsOnlyWhenEveryBindingWasDecidedAgainInOrder(t *testing.T) {
 	r.Detected(quotaKey, r.Begin(), 0)
 	<-r.Bindings(true)
 	r.Decided(quotaKey, r.Begin(), 1<<62)
-	if got := currentErr(r); got != "" {
+	if got := currentErr(r, quotaKey); got != "" {
 		t.Errorf("every binding decided again: %q, want current", got)
 	}
 }
@@ -162,23 +176,23 @@ func TestABreakDuringARoundStartsItOver(t *testing.T) {
 	caughtUp(t, r, templates, web)
 	r.Recovered()
 	asked(t, templates, 1)
-	waitFor(t, "the round lists its bindings", func() bool { return strings.Contains(currentErr(r), "1 of 1") })
 	key := BindingKey("shop", "web-deployment")
+	waitFor(t, "the round lists its bindings", func() bool { return strings.Contains(currentErr(r, key), "1 of 1") })
 	r.Detected(key, r.Begin(), 2)
 	<-r.Bindings(false)
 
 	r.Break()
 	r.Decided(key, r.Begin(), 2)
-	if got := currentErr(r); !strings.Contains(got, "stopped watching the hub") {
+	if got := currentErr(r, key); !strings.Contains(got, "stopped watching the hub") {
 		t.Errorf("a break during the round: %q", got)
 	}
 	r.Recovered()
 	asked(t, templates, 1)
-	waitFor(t, "the second round lists its bindings", func() bool { return strings.Contains(currentErr(r), "1 of 1") })
+	waitFor(t, "the second round lists its bindings", func() bool { return strings.Contains(currentErr(r, key), "1 of 1") })
 	r.Detected(key, r.Begin(), 2)
 	<-r.Bindings(false)
 	r.Decided(key, r.Begin(), 2)
-	if got := currentErr(r); got != "" {
+	if got := currentErr(r, key); got != "" {
 		t.Errorf("decided again in the second round: %q, want current", got)
 	}
 	if n := lists.Load(); n != 3 {
@@ -191,10 +205,10 @@ func TestABreakDuringARoundStartsItOver(t *testing.T) {
 func TestARoundGivesUpAfterItsPatience(t *testing.T) {
 	r := New(func(context.Context) ([]Binding, error) { return []Binding{web}, nil }, 200*time.Millisecond, logr.Discard())
 	started(t, r)
-	waitFor(t, "the round gives up", func() bool { return currentErr(r) == "" })
+	waitFor(t, "the round gives up", func() bool { return currentErr(r, BindingKey("shop", "web-deployment")) == "" })
 	var none *Round
 	none.Break()
-	if err := none.Current(); err != nil {
+	if err := none.Current("ResourceBinding/shop/web-deployment"); err != nil {
 		t.Errorf("a nil Round is current: %v", err)
 	}
 }

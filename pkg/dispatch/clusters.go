@@ -258,10 +258,13 @@ type Options struct {
 	HubCaches HubCaches
 }
 
-// HubCaches says whether the hub caches are current: nil when every cache
-// of federator's kinds and of the given template kinds watches the hub.
+// HubCaches says whether what a Work's decision rests on is current: nil
+// when every hub cache of federator's kinds and of the given template
+// kinds watches the hub, and the Work's binding (catchup.BindingKey; ""
+// for a Work no binding wrote) has been decided again since they last
+// broke.
 type HubCaches interface {
-	Current(templates ...schema.GroupKind) error
+	Current(binding string, templates ...schema.GroupKind) error
 }
 
 // gates are what a member's Work controller waits on before it writes.

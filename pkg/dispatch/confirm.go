@@ -8,10 +8,13 @@ import (
 	"time"
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/internal/catchup"
 )
 
 // What a pass confirms before its first write changes a member: that the
@@ -43,7 +46,7 @@ var errWorkChanged = errors.New("the Work changed since the cache read it")
 // writes to a member, none for a pass that finds the member up to date.
 func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Work) error {
 	if r.HubCaches != nil {
-		if err := r.HubCaches.Current(templateKinds(work)...); err != nil {
+		if err := r.HubCaches.Current(bindingOf(work), templateKinds(work)...); err != nil {
 			return fmt.Errorf("%w: %w", errHubBehind, err)
 		}
 	}
@@ -61,6 +64,20 @@ func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Wor
 		return errWorkChanged
 	}
 	return nil
+}
+
+// bindingOf is the key (catchup.BindingKey) of the binding that wrote the
+// Work, from the annotations Karmada's binding controller puts on it; ""
+// when none did (a namespace's Work).
+func bindingOf(work *workv1alpha1.Work) string {
+	a := work.GetAnnotations()
+	if name := a[workv1alpha2.ClusterResourceBindingAnnotationKey]; name != "" {
+		return catchup.BindingKey("", name)
+	}
+	if name := a[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
+		return catchup.BindingKey(a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], name)
+	}
+	return ""
 }
 
 // templateKinds are the kinds of the Work's manifests: the template kinds

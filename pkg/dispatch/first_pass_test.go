@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,9 +76,11 @@ func TestACachedReleaseIsNotAppliedOverANewerHold(t *testing.T) {
 }
 
 // hubCachesFunc is a HubCaches.
-type hubCachesFunc func(templates ...schema.GroupKind) error
+type hubCachesFunc func(binding string, templates ...schema.GroupKind) error
 
-func (f hubCachesFunc) Current(templates ...schema.GroupKind) error { return f(templates...) }
+func (f hubCachesFunc) Current(binding string, templates ...schema.GroupKind) error {
+	return f(binding, templates...)
+}
 
 // Nothing reaches a member from a hub cache that is not watching the hub:
 // after a hub restart an informer may retry its watch for up to 30 s, and
@@ -87,12 +90,14 @@ func (f hubCachesFunc) Current(templates ...schema.GroupKind) error { return f(t
 // The member is written once the caches watch again, and nothing of the
 // refused pass is written to the hub either.
 func TestNothingAppliedFromAHubCacheThatIsNotWatching(t *testing.T) {
-	w := workFixture(t, false, nil)
+	w := workFixture(t, false, map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotationKey: "shop",
+		workv1alpha2.ResourceBindingNameAnnotationKey: "web-deployment"})
 	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
 	var asked []schema.GroupKind
+	var askedBinding string
 	behind := errors.New("the hub cache of PropagationPolicy.policy.karmada.io has not watched the hub for 6s")
-	d.r.HubCaches = hubCachesFunc(func(templates ...schema.GroupKind) error {
-		asked = templates
+	d.r.HubCaches = hubCachesFunc(func(binding string, templates ...schema.GroupKind) error {
+		asked, askedBinding = templates, binding
 		return behind
 	})
 
@@ -110,7 +115,11 @@ func TestNothingAppliedFromAHubCacheThatIsNotWatching(t *testing.T) {
 		t.Errorf("the caches asked about are %v, want the Work's template kinds %v", asked, want)
 	}
 
-	d.r.HubCaches = hubCachesFunc(func(...schema.GroupKind) error { return nil })
+	if want := "ResourceBinding/shop/web-deployment"; askedBinding != want {
+		t.Errorf("the binding asked about is %q, want the Work's %q", askedBinding, want)
+	}
+
+	d.r.HubCaches = hubCachesFunc(func(string, ...schema.GroupKind) error { return nil })
 	d.reconcile(t, w)
 	if _, err := d.memberDeployment(); err != nil {
 		t.Fatalf("once the caches watch the hub the Work is applied: %v", err)

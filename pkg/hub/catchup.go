@@ -20,11 +20,11 @@ type hubCurrent struct {
 	round  *catchup.Round
 }
 
-func (h hubCurrent) Current(templates ...schema.GroupKind) error {
+func (h hubCurrent) Current(binding string, templates ...schema.GroupKind) error {
 	if err := h.caches.Current(templates...); err != nil {
 		return err
 	}
-	return h.round.Current()
+	return h.round.Current(binding)
 }
 
 // listBindings lists, from the API server, the bindings a round of

@@ -53,7 +53,7 @@ var _ = Describe("a replica that begins to lead", func() {
 		// Until it says it waits (or, were it to send the Work, until
 		// member1 has it: the record below then fails the spec).
 		Eventually(func() bool {
-			return strings.Contains(logs(), "bindings are still to be decided again since this replica began to lead") ||
+			return strings.Contains(logs(), "bindings still to be decided again since this replica began to lead") ||
 				imageIn(member, ns, name) == "nginx:1.26"
 		}, "30s").Should(BeTrue())
 		Expect(workSuspended(workOn(hub, "member1", ns, name))).To(BeFalse(),
