@@ -28,7 +28,7 @@ func TestOnlyAPassThatDecidedCountsForTheFirstPass(t *testing.T) {
 	}})
 	signal := firstpass.New()
 	b.works.FirstPass = signal
-	signal.Listed([]string{firstPassKey(false, bindingKey)})
+	signal.Listed([]string{keyOf(bindingKey)})
 	done := func() bool {
 		select {
 		case <-signal.Done():

@@ -89,7 +89,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 					return fmt.Errorf("listing the bindings the dispatcher waits for: %w", err)
 				}
 				for _, b := range items(list) {
-					keys = append(keys, firstPassKey(clusterScoped, client.ObjectKeyFromObject(b)))
+					keys = append(keys, keyOf(client.ObjectKeyFromObject(b)))
 				}
 			}
 			o.FirstPass.Listed(keys)
@@ -169,12 +169,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	return nil
 }
 
-// firstPassKey names a binding for internal/firstpass.
-func firstPassKey(clusterScoped bool, key client.ObjectKey) string {
-	if clusterScoped {
-		return "ClusterResourceBinding/" + key.String()
-	}
-	return "ResourceBinding/" + key.String()
+// keyOf names a binding for internal/firstpass and internal/catchup
+// alike (a ClusterResourceBinding's key has no namespace).
+func keyOf(key client.ObjectKey) string {
+	return catchup.BindingKey(key.Namespace, key.Name)
 }
 
 // self maps a binding to its own request.

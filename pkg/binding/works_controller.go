@@ -71,8 +71,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// binding that keeps failing says so itself; the wait for it ends after
 	// a while (setup.go) so it does not hold the others back.
 	if decided.decided {
-		r.FirstPass.Reconciled(firstPassKey(r.ClusterScoped, req.NamespacedName))
-		r.CatchUp.Decided(catchup.BindingKey(req.Namespace, req.Name), ticket, decided.generation)
+		key := keyOf(req.NamespacedName)
+		r.FirstPass.Reconciled(key)
+		r.CatchUp.Decided(key, ticket, decided.generation)
 	}
 	result, err = retry.Quietly(result, err)
 	if outcome != "" {
