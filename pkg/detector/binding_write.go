@@ -2,6 +2,7 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/google/uuid"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,6 +126,16 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	if err != nil {
 		return "", err
 	}
+	if !existing.GetDeletionTimestamp().IsZero() {
+		// Being deleted: the template was deleted and this is it created
+		// again before the binding's deletion ended (its finalizer not yet
+		// removed, a cache behind). A write would go with the binding and
+		// leave the template with none; the binding is created afresh once
+		// it is gone (its deletion brings the template back, controller.go),
+		// and its Works then take back their members' countdowns.
+		return "", apierrors.NewConflict(workv1alpha2.Resource(bindingResource(existing)), cache.MetaObjectToName(existing).String(),
+			errors.New("the binding is being deleted; it is created again for the template once it is gone"))
+	}
 	have := bindingSpec(existing)
 	// Keep what other controllers own in the spec: the placement decision.
 	spec.Clusters = have.Clusters
@@ -184,6 +196,15 @@ func (d *Reconciler) deleteBinding(ctx context.Context, key Key) error {
 		b = &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	}
 	return client.IgnoreNotFound(d.client.Delete(ctx, b))
+}
+
+// bindingResource is the resource name of a ResourceBinding or
+// ClusterResourceBinding, for errors.
+func bindingResource(b client.Object) string {
+	if _, ok := b.(*workv1alpha2.ClusterResourceBinding); ok {
+		return "clusterresourcebindings"
+	}
+	return "resourcebindings"
 }
 
 // bindingSpec is the spec of a ResourceBinding or ClusterResourceBinding.

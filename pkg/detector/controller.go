@@ -9,6 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	"github.com/karmada-io/karmada/pkg/util/validation"
 	corev1 "k8s.io/api/core/v1"
@@ -153,6 +154,20 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), client.Object(&schedulingv1.PriorityClass{}),
 		d.priorityClassChanges())); err != nil {
 		return err
+	}
+	// A binding gone while its template exists (the template deleted and
+	// created again before the binding's deletion ended: writeBinding
+	// leaves a binding being deleted alone) is created afresh.
+	for _, b := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		if err := c.Watch(source.TypedKind[client.Object, Key](mgr.GetCache(), b, handler.TypedFuncs[client.Object, Key]{
+			DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
+				if s := bindingSpec(e.Object); s != nil {
+					q.Add(Key{GroupVersionKind: schema.FromAPIVersionAndKind(s.Resource.APIVersion, s.Resource.Kind),
+						Namespace: s.Resource.Namespace, Name: s.Resource.Name})
+				}
+			}})); err != nil {
+			return err
+		}
 	}
 	pr := &policyReconciler{d: d}
 	for name, p := range map[string]client.Object{
