@@ -178,38 +178,45 @@ func (c *checker) check(s stored) *violation {
 }
 
 // checkRemoval returns nil when d, a member's copy seen deleted, was due:
-// the user deleted the template (the last deletion sent before d was
-// seen), its deletion delay had passed since that deletion was sent (the
-// countdown starts no earlier), and it was not created again early enough
-// to take the countdown back (its re-creation returned, plus the grace
-// and any freeze or etcd restart of the member, before the delay ended).
+// the user took the template off that member (deleted it, or left the
+// member out of the placement: the last such write sent before d was
+// seen), its deletion delay had passed since that write was sent (the
+// countdown starts no earlier), and it was not put back early enough to
+// take the countdown back (created again or placed again, that write
+// returned, plus the grace and any freeze or etcd restart of the member,
+// before the delay ended).
 func (c *checker) checkRemoval(d removal) *violation {
 	at := stored{Template: d.Template, Member: d.Member, Observed: d.Observed, ResourceVersion: d.ResourceVersion}
-	deletedBy := -1
+	gone := func(i int) bool { return c.intents[i].State.goneFrom(d.Template, d.Member) }
+	removedBy := -1
 	for i := 1; i < len(c.intents) && !c.intents[i].Sent.After(d.Observed); i++ {
-		if c.intents[i].State.Templates[d.Template].Deleted && !c.intents[i-1].State.Templates[d.Template].Deleted {
-			deletedBy = i
+		if gone(i) && !gone(i-1) {
+			removedBy = i
 		}
 	}
-	if deletedBy < 0 {
-		return c.removalViolation(at, d, "no deletion of the template was written before")
+	if removedBy < 0 {
+		return c.removalViolation(at, d, "neither a deletion of the template nor a placement leaving "+d.Member+" out was written before")
 	}
-	del := c.intents[deletedBy]
-	delay := c.delayAround(deletedBy)
+	del := c.intents[removedBy]
+	what := "the placement leaving " + d.Member + " out"
+	if del.State.Templates[d.Template].Deleted {
+		what = "the template's deletion"
+	}
+	delay := c.delayAround(removedBy)
 	due := del.Sent.Add(delay)
 	if d.Observed.Before(due) {
-		return c.removalViolation(at, d, fmt.Sprintf("the template's deletion (step %d) was sent %s before, with a deletion delay of %s",
-			del.Step, d.Observed.Sub(del.Sent).Round(time.Millisecond), delay))
+		return c.removalViolation(at, d, fmt.Sprintf("%s (step %d) was sent %s before, with a deletion delay of %s",
+			what, del.Step, d.Observed.Sub(del.Sent).Round(time.Millisecond), delay))
 	}
-	for j := deletedBy + 1; j < len(c.intents) && c.intents[j].Sent.Before(d.Observed); j++ {
-		if c.intents[j].State.Templates[d.Template].Deleted || !c.intents[j-1].State.Templates[d.Template].Deleted {
+	for j := removedBy + 1; j < len(c.intents) && c.intents[j].Sent.Before(d.Observed); j++ {
+		if gone(j) || !gone(j-1) {
 			continue
 		}
 		again := c.intents[j]
 		if takenBack := c.inFlight(d.Member, span{from: again.Sent, to: again.Done}); takenBack.Before(due) {
-			return c.removalViolation(at, d, fmt.Sprintf("the template was created again (step %d) %s after its deletion (step %d), "+
-				"within its deletion delay of %s: the countdown was to be taken back", again.Step, again.Sent.Sub(del.Sent).Round(time.Millisecond),
-				del.Step, delay))
+			return c.removalViolation(at, d, fmt.Sprintf("it was put back (step %d, %s) %s after %s (step %d), "+
+				"within its deletion delay of %s: the countdown was to be taken back", again.Step, again.Op,
+				again.Sent.Sub(del.Sent).Round(time.Millisecond), what, del.Step, delay))
 		}
 	}
 	return nil

@@ -10,6 +10,9 @@ var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
+// with is s changed by change, s itself left as it was.
+func with(s state, change func(*state)) state { s = s.clone(); change(&s); return s }
+
 // storeCase is a version stored on a member and whether the checker must
 // report it.
 type storeCase struct {
@@ -114,7 +117,6 @@ func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 // back; and nothing is stored while the template is deleted.
 func TestCheckerJudgesDeletionsAgainstTheirDelay(t *testing.T) {
 	base := initialState(map[string]string{"web": "v1"})
-	with := func(s state, change func(*state)) state { s = s.clone(); change(&s); return s }
 	delayed := with(base, func(s *state) { s.DeletionDelay = 10 * time.Second })
 	gone := with(delayed, func(s *state) { s.Templates["web"] = templateState{Version: "v1", Deleted: true} })
 	// History: a 10 s delay (1000 ms); web deleted (5000); created again
@@ -171,4 +173,53 @@ func TestCheckerJudgesDeletionsAgainstTheirDelay(t *testing.T) {
 		{"stored while the template is deleted", stored{Member: "member1", Version: "v1", Written: at(7100), Observed: at(7900)}, true},
 		{"stored once it is created again", stored{Member: "member1", Version: "v1", Written: at(9000), Observed: at(9100)}, false},
 	})
+}
+
+// A member left out of the placement is held (nothing new stored there)
+// and its copy deleted once the delay passed, unless it was placed again
+// in time: the same rules as a deleted template.
+func TestCheckerJudgesAMemberLeftOutOfThePlacement(t *testing.T) {
+	delayed := with(initialState(map[string]string{"web": "v1"}), func(s *state) { s.DeletionDelay = 10 * time.Second })
+	out := with(delayed, func(s *state) { s.Unplaced = map[string]bool{"member2": true} })
+	outV2 := with(out, func(s *state) { s.Templates["web"] = templateState{Version: "v2"} })
+	backV2 := with(outV2, func(s *state) { s.Unplaced = nil })
+	// member2 left out (5000), v2 written (6000), member2 placed again
+	// (8000), left out again (20000).
+	history := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: delayed},
+		{Step: 1, Op: "change-placement member2", Sent: at(5000), Done: at(5010), State: out},
+		{Step: 2, Op: "change-version web v2", Sent: at(6000), Done: at(6010), State: outV2},
+		{Step: 3, Op: "change-placement member2", Sent: at(8000), Done: at(8010), State: backV2},
+		{Step: 4, Op: "change-placement member2", Sent: at(20000), Done: at(20010), State: with(backV2, func(s *state) {
+			s.Unplaced = map[string]bool{"member2": true}
+		})},
+	}
+	c := &checker{intents: history, grace: 2 * time.Second}
+	judge(t, c, "web", []storeCase{
+		{"v2 on member1, placed", stored{Member: "member1", Version: "v2", Written: at(6500), Observed: at(6600)}, false},
+		{"v2 on member2 while left out", stored{Member: "member2", Version: "v2", Written: at(7000), Observed: at(7100)}, true},
+		{"v2 on member2 once placed again", stored{Member: "member2", Version: "v2", Written: at(8500), Observed: at(8600)}, false},
+	})
+	for _, tc := range []struct {
+		name      string
+		removal   removal
+		violation bool
+		why       string
+	}{
+		{"deleted from a member never left out", removal{Member: "member1", Observed: at(31000)}, true, "nor a placement leaving member1 out"},
+		{"deleted before the delay passed", removal{Member: "member2", Observed: at(9000)}, true, "the placement leaving member2 out (step 1)"},
+		{"deleted after the delay, though placed again in time", removal{Member: "member2", Observed: at(15100)}, true, "put back (step 3"},
+		{"deleted once the delay passed after it was left out again", removal{Member: "member2", Observed: at(30100)}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.removal.Template = "web"
+			v := c.checkRemoval(tc.removal)
+			if (v != nil) != tc.violation {
+				t.Fatalf("violation = %v, want %v", v, tc.violation)
+			}
+			if v != nil && !strings.Contains(v.Why, tc.why) {
+				t.Fatalf("why = %q, want it to say %q", v.Why, tc.why)
+			}
+		})
+	}
 }

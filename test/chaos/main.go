@@ -94,6 +94,7 @@ type options struct {
 	faults    map[string]bool
 	gates     bool
 	deletions bool
+	placement bool
 	replicas  int
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
@@ -139,6 +140,8 @@ func main() {
 			"the report gives the median and the longest (0: only after the last operation); the operations and faults of a seed stay the same")
 	flag.BoolVar(&o.deletions, "deletions", true,
 		"also delete templates and create them again, and change the policy's deletion delay; --deletions=false chooses, for a seed, the operations it chose before deletions were added")
+	flag.BoolVar(&o.placement, "placement", true,
+		"also take members out of the policy's placement and put them back; --placement=false chooses, for a seed, the operations it chose before placement changes were added")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()

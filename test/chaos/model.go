@@ -28,6 +28,10 @@ type state struct {
 	// how long a member's copy of a deleted template counts down before it
 	// is deleted.
 	DeletionDelay time.Duration
+	// Unplaced: members the policy's placement leaves out
+	// (spec.placement.clusterAffinity.clusterNames lists the others; never
+	// all of them).
+	Unplaced map[string]bool
 	// PolicyGates: the gates the policy lists in gating.federator.dev/gates.
 	PolicyGates map[string]bool
 	// Gates: the Gates that exist in the namespace, by name (absent: no
@@ -74,6 +78,23 @@ func (s state) deletionDelay() time.Duration {
 		return s.Frozen.DeletionDelay
 	}
 	return s.DeletionDelay
+}
+
+// goneFrom is whether s takes template off member: the template deleted,
+// or member out of the placement (while the policy is deleted, the one its
+// Works kept). A member's copy is then deleted once the deletion delay
+// passes.
+func (s state) goneFrom(template, member string) bool {
+	p := s
+	if !s.PolicyExists && s.Frozen != nil {
+		p = *s.Frozen
+	}
+	return s.Templates[template].Deleted || p.Unplaced[member]
+}
+
+// placed are the members s's placement lists, in the order of members.
+func (s state) placed(members []string) []string {
+	return slices.DeleteFunc(slices.Clone(members), func(m string) bool { return s.Unplaced[m] })
 }
 
 // gateState is one Gate as the user wrote it: default closed, spec.window,
@@ -206,6 +227,7 @@ func (s state) clone() state {
 	c.Gates = maps.Clone(s.Gates)
 	c.PolicyClusters = maps.Clone(s.PolicyClusters)
 	c.SuspendOn = maps.Clone(s.SuspendOn)
+	c.Unplaced = maps.Clone(s.Unplaced)
 	c.Templates = map[string]templateState{}
 	for k, t := range s.Templates {
 		t.Clusters = maps.Clone(t.Clusters)
@@ -270,6 +292,9 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 			found := ok || okNow && t.Before(lag)
 			return found, ok && g.openDuring(s.DeletedSent, lag) || okNow && t.Before(lag) && now.openAt(t)
 		}
+	}
+	if p.Unplaced[member] {
+		out = append(out, "not placed on "+member)
 	}
 	if p.PolicySuspended {
 		out = append(out, "policy suspended")

@@ -74,7 +74,6 @@ func TestAGateRequestWritesWhatTheCLIWrites(t *testing.T) {
 func TestCheckerJudgesGatesByTheClock(t *testing.T) {
 	base := initialState(map[string]string{"web": "v1"})
 	base.Gates = map[string]gateState{"approval": {}}
-	with := func(s state, change func(*state)) state { s = s.clone(); change(&s); return s }
 	listed := with(base, func(s *state) { s.PolicyGates = map[string]bool{"approval": true} })
 	v2 := with(listed, func(s *state) { s.Templates["web"] = templateState{Version: "v2"} })
 	openFor := with(v2, func(s *state) { s.Gates["approval"] = s.Gates["approval"].request(true, at(5000), 3*time.Second) })

@@ -82,6 +82,7 @@ const (
 	opDeleteTemplate       = "delete-template"
 	opRecreateTemplate     = "recreate-template"
 	opDeletionDelay        = "policy-deletion-delay"
+	opPlacement            = "change-placement"
 	faultKillController    = "kill-controller"
 	faultPauseMember       = "pause-member"
 	faultRestartHub        = "restart-hub"
@@ -155,6 +156,9 @@ type generator struct {
 	// policy's deletion delay. Without, a seed chooses the operations it
 	// chose before deletions were added.
 	deletions bool
+	// placement: take members out of the policy's placement and put them
+	// back. Without, a seed chooses the operations it chose before.
+	placement bool
 }
 
 func (g *generator) newVersion(template string) string {
@@ -189,6 +193,9 @@ func (g *generator) next(s state) (op, state) {
 		}
 		choices = append(choices, choice{opDeletionDelay, 1})
 	}
+	if g.placement && s.PolicyExists {
+		choices = append(choices, choice{opPlacement, 2})
+	}
 	kind := pick(g.rng, choices)
 	o := op{Kind: kind}
 	if kind == opGate {
@@ -205,8 +212,14 @@ func (g *generator) next(s state) (op, state) {
 		o.Template = deleted[g.rng.Intn(len(deleted))]
 	}
 	switch kind {
-	case opTemplateCluster, opPolicyCluster, opSuspendOn:
+	case opTemplateCluster, opPolicyCluster, opSuspendOn, opPlacement:
 		o.Member = g.members[g.rng.Intn(len(g.members))]
+	}
+	// The placement never leaves out every member: the last one placed
+	// stays, and one left out comes back instead.
+	if kind == opPlacement && !s.Unplaced[o.Member] && len(s.placed(g.members)) == 1 {
+		out := slices.Sorted(maps.Keys(s.Unplaced))
+		o.Member = out[g.rng.Intn(len(out))]
 	}
 	// As often as not, lift one of the holds in force instead: with
 	// every hold a coin flip, versions would hardly ever be released.
@@ -262,6 +275,8 @@ func (g *generator) next(s state) (op, state) {
 	case opDeletionDelay:
 		o.Delay = deletionDelays[g.rng.Intn(len(deletionDelays))]
 		n.DeletionDelay = o.Delay
+	case opPlacement:
+		n.Unplaced = toggle(n.Unplaced, o.Member)
 	case opDeletePolicy:
 		frozen := s.clone()
 		n.PolicyExists, n.Frozen = false, &frozen
@@ -355,6 +370,10 @@ func liftable(s state) []op {
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.PolicyClusters)) {
 		out = append(out, op{Kind: opPolicyCluster, Member: m})
+	}
+	// A member left out of the placement is put back.
+	for _, m := range slices.Sorted(maps.Keys(s.Unplaced)) {
+		out = append(out, op{Kind: opPlacement, Member: m})
 	}
 	if s.SuspendAll {
 		out = append(out, op{Kind: opSuspendAll})

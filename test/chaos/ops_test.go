@@ -75,6 +75,51 @@ var seed7WithoutGates = []string{
 	"policy-cluster-annotation member3",
 }
 
+// Seed 7's first operations as the generator chose them before placement
+// changes were added (with Gates and deletions).
+var seed7WithoutPlacement = []string{
+	"spec.suspension.dispatching (proposal spelling)",
+	"delete-policy",
+	"recreate-policy",
+	"spec.suspension.dispatching (proposal spelling)",
+	"template-suspended-annotation web-b",
+	"template-suspended-annotation web-b",
+	"gate-create scheduled",
+	"change-version web-a chaos.local/web:s7-v1",
+	"spec.suspension.dispatchingOnClusters member3",
+	"template-suspended-annotation web-b",
+	"change-version web-b chaos.local/web:s7-v2",
+	"policy-suspended-annotation",
+	"spec.suspension.dispatchingOnClusters member2",
+	"change-version web-a chaos.local/web:s7-v3",
+	"template-suspended-annotation web-b",
+	"policy-suspended-annotation",
+	"policy-suspended-annotation",
+	"change-version web-b chaos.local/web:s7-v4",
+	"spec.suspension.dispatching",
+	"change-version web-a chaos.local/web:s7-v5",
+	"template-suspended-annotation conf",
+	"policy-suspended-annotation",
+	"spec.suspension.dispatching",
+	"gate-close scheduled",
+	"template-cluster-annotation conf member2",
+	"policy-deletion-delay 3s",
+	"policy-deletion-delay 3s",
+	"change-version web-b chaos.local/web:s7-v6",
+	"delete-template web-a",
+	"spec.suspension.dispatching (proposal spelling)",
+	"change-version conf s7-v7",
+	"change-version web-b chaos.local/web:s7-v8",
+	"change-version conf s7-v9",
+	"policy-cluster-annotation member1",
+	"template-suspended-annotation conf",
+	"policy-cluster-annotation member1",
+	"delete-template conf",
+	"delete-policy",
+	"change-version web-b chaos.local/web:s7-v10",
+	"recreate-policy",
+}
+
 // A seed without the operations added since chooses the operations it
 // chose before they were, so a seed recorded then replays.
 func TestWithoutNewerOperationsASeedChoosesTheOperationsItChoseBefore(t *testing.T) {
@@ -85,9 +130,11 @@ func TestWithoutNewerOperationsASeedChoosesTheOperationsItChoseBefore(t *testing
 	}{
 		{"--gates=false --deletions=false", false, seed7WithoutGates},
 		{"--deletions=false", true, seed7WithoutDeletions},
+		{"--placement=false", true, seed7WithoutPlacement},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := &generator{rng: rand.New(rand.NewSource(7)), seed: 7, members: []string{"member1", "member2", "member3"}, gates: tc.gates}
+			g := &generator{rng: rand.New(rand.NewSource(7)), seed: 7, members: []string{"member1", "member2", "member3"}, gates: tc.gates,
+				deletions: tc.name == "--placement=false"}
 			s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
 			for i, want := range tc.want {
 				var o op
@@ -261,4 +308,40 @@ func TestDeletionsAreChosenOnlyWhereTheyCanBeWritten(t *testing.T) {
 		}
 	}
 	t.Logf("operations chosen: %v", counts)
+}
+
+func TestPlacementChangesNeverLeaveEveryMemberOut(t *testing.T) {
+	counts := map[string]int{}
+	members := []string{"member1", "member2", "member3"}
+	for seed := int64(1); seed <= 20; seed++ {
+		g := &generator{rng: rand.New(rand.NewSource(seed)), seed: seed, members: members, gates: true, deletions: true, placement: true}
+		s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
+		for range 300 {
+			o, n := g.next(s)
+			if o.Kind == opPlacement {
+				if !s.PolicyExists {
+					t.Fatalf("seed %d: %s while the policy is deleted", seed, o)
+				}
+				if n.Unplaced[o.Member] == s.Unplaced[o.Member] {
+					t.Fatalf("seed %d: %s changed nothing", seed, o)
+				}
+				if n.Unplaced[o.Member] {
+					counts["out"]++
+				} else {
+					counts["back"]++
+				}
+			}
+			if len(n.placed(members)) == 0 {
+				t.Fatalf("seed %d: after %s no member is placed", seed, o)
+			}
+			if p := policyFor(n, members); len(p.Spec.Placement.ClusterAffinity.ClusterNames) != len(n.placed(members)) {
+				t.Fatalf("seed %d: after %s the policy lists %v", seed, o, p.Spec.Placement.ClusterAffinity.ClusterNames)
+			}
+			s = n
+		}
+	}
+	if counts["out"] == 0 || counts["back"] == 0 {
+		t.Errorf("members left out %d times and put back %d times in 6000 operations", counts["out"], counts["back"])
+	}
+	t.Logf("placement changes: %v", counts)
 }

@@ -32,6 +32,9 @@ const memberCount = 3
 // no user write ever introduced it.
 const selfTestVersion = "chaos.local/web:self-test-never-released"
 
+// selfTestOwner is the field manager of --self-test's writes.
+const selfTestOwner = "chaos-self-test"
+
 type chaosRun struct {
 	o       options
 	dir     string
@@ -46,6 +49,8 @@ type chaosRun struct {
 	faultRng *rand.Rand
 
 	recorders []*memberRecorder
+	// foreign record each member's own object (foreign.go).
+	foreign []*memberRecorder
 
 	mu      sync.Mutex
 	paused  string // the member whose API server is frozen now
@@ -140,7 +145,7 @@ func (r *chaosRun) cleanup() {
 	if paused != "" && r.fleet != nil {
 		_ = r.fleet.Member(paused).ResumeAPIServer()
 	}
-	for _, rec := range r.recorders {
+	for _, rec := range append(r.recorders, r.foreign...) {
 		select {
 		case <-rec.stop:
 		default:
@@ -153,7 +158,7 @@ func (r *chaosRun) cleanup() {
 			rec.mu.Unlock()
 		}
 	}
-	r.recorders = nil
+	r.recorders, r.foreign = nil, nil
 	r.ctrls.killAll()
 	if r.fleet != nil {
 		if err := r.fleet.Stop(); err != nil {
@@ -187,7 +192,7 @@ func (r *chaosRun) current() state {
 
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates,
-		deletions: r.o.deletions}
+		deletions: r.o.deletions, placement: r.o.placement}
 	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
 	r.began = time.Now()
 
@@ -213,7 +218,10 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	if _, err := r.converge(ctx); err != nil {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
-	logf("setup done: every member has every template; %d operations follow", r.o.steps)
+	if err := r.placeMemberOwn(ctx); err != nil {
+		return nil, fmt.Errorf("setup: %w", err)
+	}
+	logf("setup done: every member has every template, and an object of its own; %d operations follow", r.o.steps)
 
 	pausedUntil := 0
 	var settles []time.Duration
@@ -328,10 +336,17 @@ func (r *chaosRun) selfTestWrite(ctx context.Context, step int) error {
 	defer cancel()
 	patch := fmt.Appendf(nil, `{"spec":{"template":{"spec":{"containers":[{"name":%q,"image":%q}]}}}}`, framework.Container, selfTestVersion)
 	d := templateObject("web-a")
-	if err := r.members[member].Patch(ctx, d, client.RawPatch(types.StrategicMergePatchType, patch), client.FieldOwner("chaos-self-test")); err != nil {
+	if err := r.members[member].Patch(ctx, d, client.RawPatch(types.StrategicMergePatchType, patch), client.FieldOwner(selfTestOwner)); err != nil {
+		return fmt.Errorf("self-test write to %s: %w", member, err)
+	}
+	// And a change of the member's own object, which check (d) must
+	// report.
+	own := memberOwnObject(member)
+	if err := r.members[member].Patch(ctx, own, client.RawPatch(types.MergePatchType, []byte(`{"data":{"touched":"self-test"}}`)),
+		client.FieldOwner(selfTestOwner)); err != nil {
 		return fmt.Errorf("self-test write to %s: %w", member, err)
 	}
 	r.ops[opSelfTestDirectMember]++
-	logf("self-test: step %d wrote web-a image %s straight to %s", step, selfTestVersion, member)
+	logf("self-test: step %d wrote web-a image %s and a change of its own ConfigMap straight to %s", step, selfTestVersion, member)
 	return nil
 }

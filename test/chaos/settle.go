@@ -64,6 +64,12 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 			return err
 		}
 	}
+	// Every member is placed again.
+	for _, m := range slices.Sorted(maps.Keys(r.current().Unplaced)) {
+		if err := do(op{Kind: opPlacement, Member: m}, func(n *state) { n.Unplaced = toggle(n.Unplaced, m) }); err != nil {
+			return err
+		}
+	}
 	s = r.current()
 	if s.PolicySuspended {
 		if err := do(op{Kind: opPolicySuspend}, func(n *state) { n.PolicySuspended = false }); err != nil {

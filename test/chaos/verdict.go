@@ -33,6 +33,15 @@ func (r *chaosRun) verdict(res *result) int {
 		gaps = append(gaps, rec.gaps...)
 	}
 	r.recorders = nil
+	var foreign []string
+	for _, rec := range r.foreign {
+		if err := rec.finish(ctx); err != nil {
+			recErrs = append(recErrs, err)
+		}
+		foreign = append(foreign, foreignChanges(rec, r.began)...)
+	}
+	owned := len(r.foreign)
+	r.foreign = nil
 	slices.SortFunc(all, func(a, b stored) int { return a.Observed.Compare(b.Observed) })
 	if r.o.keepLog != "" {
 		if err := os.WriteFile(r.o.keepLog, []byte(strings.Join(r.ctrls.logs(), "\n")+"\n"), 0o644); err != nil {
@@ -86,6 +95,9 @@ func (r *chaosRun) verdict(res *result) int {
 	if !r.o.deletions {
 		args = append(args, "--deletions=false")
 	}
+	if !r.o.placement {
+		args = append(args, "--placement=false")
+	}
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
 	}
@@ -100,10 +112,11 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
 		"%d replicas restarted after exiting by themselves; "+
-		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d deletions checked, %d violations; "+
+		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d deletions checked, "+
+		"%d objects the hub never placed checked, %d violations; "+
 		"recorder gaps relisted: %d",
 		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
-		len(all), objects, len(all), len(r.intents), r.o.grace, len(removals), len(violations), len(gaps))
+		len(all), objects, len(all), len(r.intents), r.o.grace, len(removals), owned, len(violations)+len(foreign), len(gaps))
 	code := 0
 	for _, err := range recErrs {
 		logf("recorder: %v", err)
@@ -145,6 +158,20 @@ func (r *chaosRun) verdict(res *result) int {
 			}
 		}
 		violations = others
+		var otherForeign []string
+		for _, f := range foreign {
+			if strings.Contains(f, selfTestOwner) {
+				fmt.Println("self-test: the checker reported the change of a member's own object:")
+				fmt.Println(f)
+			} else {
+				otherForeign = append(otherForeign, f)
+			}
+		}
+		if len(otherForeign) == len(foreign) {
+			fmt.Printf("SELF-TEST FAILED: the checker did not report the change of a member's own ConfigMap %s/%s\n", namespace, memberOwn)
+			code = exitViolation
+		}
+		foreign = otherForeign
 	}
 	for i, v := range violations {
 		if i == 3 {
@@ -154,7 +181,10 @@ func (r *chaosRun) verdict(res *result) int {
 		fmt.Println(c.report(v, r.names, r.began))
 		r.printControllerLines(v)
 	}
-	if len(violations) > 0 {
+	for _, f := range foreign {
+		fmt.Println(f)
+	}
+	if len(violations) > 0 || len(foreign) > 0 {
 		code = exitViolation
 	}
 	if len(recErrs) > 0 && code == 0 {

@@ -36,7 +36,7 @@ func policyFor(s state, members []string) *policyv1alpha1.PropagationPolicy {
 				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web-b"},
 				{APIVersion: "v1", Kind: "ConfigMap", Name: configMap},
 			},
-			Placement:  policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: members}},
+			Placement:  policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: s.placed(members)}},
 			Suspension: suspensionFor(s),
 		},
 	}
@@ -168,6 +168,10 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 			v = next.DeletionDelay.String()
 		}
 		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{policykeys.DeletionDelayAnnotation: v}}})
+		return patch(pp, raw)
+	case opPlacement:
+		raw, _ := json.Marshal(map[string]any{"spec": map[string]any{"placement": map[string]any{
+			"clusterAffinity": map[string]any{"clusterNames": next.placed(members)}}}})
 		return patch(pp, raw)
 	case opDeleteTemplate:
 		return hub.Delete(ctx, templateObject(o.Template))
