@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -495,5 +496,41 @@ func TestClusterRolloutCommands(t *testing.T) {
 	if stdout, _, err = run(t, h, "rollout", "status", "clusterrollout/platform", "--watch=false"); err != nil ||
 		!strings.HasPrefix(stdout, "ClusterRollout platform: revision 3, current stage 'prod'\n") {
 		t.Errorf("%v, printed %q", err, stdout)
+	}
+}
+
+// `federator suspend rollout` writes the same annotation as `rollout
+// pause` and says so in the same words (issue 29: one suspended annotation
+// for policies, templates and Rollouts); `resume rollout` removes it; a
+// rollout pauses as a whole, so --clusters is refused, changing nothing.
+func TestSuspendAndResumeARollout(t *testing.T) {
+	h := rolloutsHub(t, testRollout(map[string]string{"team": "x"}, progressingStatus()))
+	if _, _, err := run(t, h, "suspend", "rollout", "web", "-n", "demo", "--clusters", "member1", "-m", "x"); err == nil ||
+		!strings.Contains(err.Error(), "a rollout pauses as a whole") {
+		t.Errorf("--clusters on a rollout: %v, want it refused", err)
+	}
+	if got := rolloutAnnotations(t, h); got[suspended] != "" {
+		t.Errorf("a refused suspension wrote %v", got)
+	}
+	for _, step := range []struct {
+		args []string
+		want map[string]string
+		said string
+	}{
+		{[]string{"suspend", "rollout", "web", "-m", "incident 42"}, map[string]string{suspended: "incident 42", "team": "x"},
+			`Rollout demo/web paused: "incident 42"`},
+		{[]string{"resume", "rollout", "web"}, map[string]string{"team": "x"},
+			`Rollout demo/web resumed: annotation propagation.federator.dev/suspended removed (reason was "incident 42")`},
+	} {
+		stdout, _, err := run(t, h, append(step.args, "-n", "demo")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != step.said+"\n" {
+			t.Errorf("%v said %q, want %q", step.args, stdout, step.said)
+		}
+		if got := rolloutAnnotations(t, h); !maps.Equal(got, step.want) {
+			t.Errorf("%v left annotations %v, want %v", step.args, got, step.want)
+		}
 	}
 }

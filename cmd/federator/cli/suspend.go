@@ -33,7 +33,9 @@ or a single resource template carries, by setting the annotation
 propagation.federator.dev/suspended (every cluster) or, with --clusters,
 suspended.propagation.federator.dev/<cluster> (those clusters only). Its value
 is the reason (-m), "true" when none is given. No generation rolls; members
-keep what they run. Suspending again updates the reason.`,
+keep what they run. Suspending again updates the reason. A Rollout or
+ClusterRollout (suspend rollout NAME) pauses as a whole, as
+` + "`federator rollout pause`" + ` does.`,
 		Example: `  federator suspend pp web -n demo -m "incident 42: 5xx on checkout"
   federator suspend deployment web -n demo --clusters member3 -m "canary looks bad"`,
 		Args: exactArgs(2),
@@ -60,7 +62,8 @@ func newResumeCommand(connect connector) *cobra.Command {
 		Use:   "resume pp|cpp|KIND NAME [--clusters a,b]",
 		Short: "Remove a suspension annotation; says what still holds, if anything",
 		Long: `Remove the annotation propagation.federator.dev/suspended (or, with --clusters,
-suspended.propagation.federator.dev/<cluster>) from a policy or a template. What
+suspended.propagation.federator.dev/<cluster>) from a policy, a template or a
+Rollout (as ` + "`federator rollout resume`" + ` does). What
 is not suspended says so and exits 0. Whatever still holds the same clusters
 (a policy's spec.suspension, the annotation on the policy or on the template)
 is named with what releases it. ` + "`federator diff`" + ` shows first what resuming changes.`,
@@ -84,6 +87,15 @@ is named with what releases it. ` + "`federator diff`" + ` shows first what resu
 // cluster or on clusters, tells what it did and, on resume, what still
 // holds. Bad input is refused before anything is written.
 func setSuspension(ctx context.Context, h *hub, out io.Writer, kindArg, name string, clusters []string, reason string, suspend bool) error {
+	// A Rollout or ClusterRollout pauses as a whole, as `rollout pause`
+	// does, and says so in the same words.
+	if _, _, err := parseRolloutArg(kindArg + "/" + name); err == nil {
+		if len(clusters) > 0 {
+			return fmt.Errorf("%s %s: a rollout pauses as a whole; --clusters suspends clusters of a policy or a template, "+
+				"e.g. `federator suspend pp NAME --clusters %s`", kindArg, name, strings.Join(clusters, ","))
+		}
+		return setRolloutPause(ctx, h, out, kindArg+"/"+name, reason, suspend)
+	}
 	k, err := h.resolveKind(kindArg)
 	if err != nil {
 		return err
