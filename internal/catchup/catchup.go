@@ -179,6 +179,17 @@ func (r *Round) Current(binding string) error {
 		binding, len(r.pending), r.total, r.cause)
 }
 
+// Waits reports whether the round running now waits for binding key to be
+// decided again.
+func (r *Round) Waits(key string) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pending[key] != nil
+}
+
 // Begin is the ticket of a pass that begins now.
 func (r *Round) Begin() Ticket {
 	if r == nil {

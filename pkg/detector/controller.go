@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,8 @@ type Reconciler struct {
 	earlier map[Key][]client.Object
 	// catchUp: Options.CatchUp.
 	catchUp *catchup.Round
+	// templateCaches: Options.TemplateCaches.
+	templateCaches CacheWatch
 	// suspensionChanged marks the policy Keys whose fan-out carries a
 	// change of spec.suspension: their templates are queued at
 	// queuing.Hold.
@@ -106,6 +109,16 @@ type Options struct {
 	// the hub caches broke, and is told of each template decided
 	// (internal/catchup).
 	CatchUp *catchup.Round
+	// TemplateCaches, when set, says whether the hub cache of a kind of
+	// template watches the hub (internal/hubwatch): a pass counts for
+	// CatchUp only when its template's cache did as it began.
+	TemplateCaches CacheWatch
+}
+
+// CacheWatch says whether the hub caches of templates of the given kinds
+// watch the hub, and have for long enough to hold what was written before.
+type CacheWatch interface {
+	Current(templates ...schema.GroupKind) error
 }
 
 // SetupWithManager registers the detector: a template controller whose
@@ -114,7 +127,7 @@ type Options struct {
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	d := &Reconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), mgr: mgr, recorder: mgr.GetEventRecorderFor("resource-detector"),
 		watched: map[schema.GroupVersionKind]bool{}, earlier: map[Key][]client.Object{}, suspensionChanged: map[Key]bool{},
-		noPolicyStatus: o.NoPolicyStatus, catchUp: o.CatchUp}
+		noPolicyStatus: o.NoPolicyStatus, catchUp: o.CatchUp, templateCaches: o.TemplateCaches}
 	for _, p := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), p, kindIndex, selectedKinds); err != nil {
 			return err
@@ -197,18 +210,32 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 	}
 	start := time.Now()
 	ticket := d.catchUp.Begin()
+	// A pass counts for the round of catching up only when the template's
+	// hub cache watched the hub as it began: one whose cache has not yet
+	// seen what was written while it could not watch decides from what the
+	// break hid (found by the chaos checker: the round ended on a template
+	// the user had replaced during a hub restart, and its release went
+	// out). Such a pass is repeated until it counts.
+	var behind error
+	if d.templateCaches != nil {
+		behind = d.templateCaches.Current(key.GroupKind())
+	}
 	// The binding's generation once decided, when this pass wrote it or
 	// found it up to date (0 when it wrote none or deleted it).
 	var floor int64
 	outcome, err := d.reconcile(ctx, key, &floor)
-	if err == nil {
-		d.catchUp.Detected(catchup.BindingKey(key.Namespace, names.GenerateBindingName(key.Kind, key.Name)), ticket, floor)
+	result := ctrl.Result{}
+	if bindingKey := catchup.BindingKey(key.Namespace, names.GenerateBindingName(key.Kind, key.Name)); err == nil && behind == nil {
+		d.catchUp.Detected(bindingKey, ticket, floor)
+	} else if err == nil && d.catchUp.Waits(bindingKey) {
+		outcome = strings.TrimPrefix(outcome+"; decided again once the hub cache of its kind watches: "+behind.Error(), "; ")
+		result = retry.Soon()
 	}
 	if outcome != "" && err == nil {
 		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "template", key.Kind+" "+client.ObjectKey{Namespace: key.Namespace, Name: key.Name}.String(),
 			"duration", time.Since(start).Round(time.Millisecond).String())
 	}
-	return retry.Quietly(ctrl.Result{}, err)
+	return retry.Quietly(result, err)
 }
 
 // reconcile returns what it did, for the log.

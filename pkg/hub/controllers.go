@@ -57,7 +57,7 @@ var Controllers = []Controller{
 	{Name: "detector", What: "which policy claims which template; bindings",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers, NoPolicyStatus: d.noPolicyStatus,
-				CatchUp: d.catchUp})
+				CatchUp: d.catchUp, TemplateCaches: d.hubCaches})
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
