@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,7 +52,7 @@ func Start(ctx context.Context, member client.Client, obj *unstructured.Unstruct
 		started = started.Add(time.Second)
 	}
 	if err := patchAnnotation(ctx, member, obj, started.Format(time.RFC3339)); err != nil {
-		return time.Time{}, fmt.Errorf("start the deletion countdown of %s %s: %w", obj.GetKind(), key(obj), err)
+		return time.Time{}, fmt.Errorf("start the deletion countdown of %s %s: %w", obj.GetKind(), toolscache.MetaObjectToName(obj).String(), err)
 	}
 	return started, nil
 }
@@ -64,7 +65,7 @@ func TakeBack(ctx context.Context, member client.Client, obj *unstructured.Unstr
 		return nil
 	}
 	if err := patchAnnotation(ctx, member, obj, nil); err != nil {
-		return fmt.Errorf("take back the deletion of %s %s: %w", obj.GetKind(), key(obj), err)
+		return fmt.Errorf("take back the deletion of %s %s: %w", obj.GetKind(), toolscache.MetaObjectToName(obj).String(), err)
 	}
 	return nil
 }
@@ -139,13 +140,6 @@ func newObject(r Ref) client.Object {
 		return &policyv1alpha1.ClusterPropagationPolicy{}
 	}
 	return nil
-}
-
-func key(o client.Object) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
 }
 
 // Messages of countdown events, shared so the dispatcher and

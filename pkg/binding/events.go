@@ -10,7 +10,6 @@ import (
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +20,7 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
@@ -217,9 +217,7 @@ func (gateOpenedChanged) Update(e event.UpdateEvent) bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	oc := meta.FindStatusCondition(o.Status.Conditions, gatingv1alpha1.ConditionOpened)
-	nc := meta.FindStatusCondition(n.Status.Conditions, gatingv1alpha1.ConditionOpened)
-	return (oc == nil) != (nc == nil) || oc != nil && (oc.Status != nc.Status || oc.Message != nc.Message)
+	return conditions.Changed(o.Status.Conditions, n.Status.Conditions, gatingv1alpha1.ConditionOpened, conditions.StatusAndMessage)
 }
 
 // apiEnablementsChanged passes a Cluster whose status says it serves other
@@ -234,9 +232,7 @@ func (apiEnablementsChanged) Update(e event.UpdateEvent) bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	oc := meta.FindStatusCondition(o.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements)
-	nc := meta.FindStatusCondition(n.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements)
-	return (oc == nil) != (nc == nil) || oc != nil && oc.Status != nc.Status ||
+	return conditions.Changed(o.Status.Conditions, n.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements, conditions.StatusOnly) ||
 		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements)
 }
 

@@ -8,6 +8,7 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/resourceinterpreter/default/native/prune"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
@@ -43,7 +44,7 @@ func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetClu
 	if reviseReplicas {
 		if _, found, _ := unstructured.NestedFieldNoCopy(m.Object, "spec", "replicas"); found {
 			if err := unstructured.SetNestedField(m.Object, int64(target.Replicas), "spec", "replicas"); err != nil {
-				return nil, nil, fmt.Errorf("set spec.replicas of %s %s: %w", template.GetKind(), objectKey(template), err)
+				return nil, nil, fmt.Errorf("set spec.replicas of %s %s: %w", template.GetKind(), toolscache.MetaObjectToName(template).String(), err)
 			}
 		}
 	}
@@ -52,7 +53,7 @@ func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetClu
 		return nil, nil, err
 	}
 	if err := prune.RemoveIrrelevantFields(m, prune.RemoveJobTTLSeconds); err != nil {
-		return nil, nil, fmt.Errorf("prune %s %s: %w", template.GetKind(), objectKey(template), err)
+		return nil, nil, fmt.Errorf("prune %s %s: %w", template.GetKind(), toolscache.MetaObjectToName(template).String(), err)
 	}
 
 	labels := m.GetLabels()
@@ -104,11 +105,4 @@ func conflictResolution(workload *unstructured.Unstructured, fromPolicy policyv1
 		return workv1alpha2.ResourceConflictResolutionOverwrite
 	}
 	return workv1alpha2.ResourceConflictResolutionAbort
-}
-
-func objectKey(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -167,14 +166,7 @@ func (p *policyReconciler) check(ctx context.Context, policy client.Object, stor
 // or its placement names one in unknownPlaced; True otherwise. known lists
 // the registered Clusters.
 func ClustersKnown(spec policyv1alpha1.PropagationSpec, annotations map[string]string, known, unknownPlaced []string) metav1.Condition {
-	var unknownSuspended []string
-	if s := spec.Suspension; s != nil && s.DispatchingOnClusters != nil {
-		for _, n := range s.DispatchingOnClusters.ClusterNames {
-			if !slices.Contains(known, n) {
-				unknownSuspended = append(unknownSuspended, n)
-			}
-		}
-	}
+	unknownSuspended := hold.UnknownSuspendedClusters(spec.Suspension, known)
 	var problems []string
 	reason := ""
 	if len(unknownSuspended) > 0 {

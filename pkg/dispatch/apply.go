@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
@@ -185,7 +186,7 @@ func applyManifest(ctx context.Context, member client.Client, manifest *unstruct
 	desired.SetAnnotations(annotations)
 	if err := member.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired),
 		client.FieldOwner(policykeys.FieldManager), client.ForceOwnership); err != nil {
-		return nil, "", adopted, fmt.Errorf("apply %s %s to cluster %s: %w", desired.GetKind(), key(desired), cluster, err)
+		return nil, "", adopted, fmt.Errorf("apply %s %s to cluster %s: %w", desired.GetKind(), toolscache.MetaObjectToName(desired).String(), cluster, err)
 	}
 	if existing == nil {
 		return desired, applyCreated, adopted, nil
@@ -214,13 +215,6 @@ func getMemberObject(ctx context.Context, member client.Client, manifest *unstru
 		return nil, err
 	}
 	return existing, nil
-}
-
-func key(o client.Object) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
 }
 
 func decodeManifest(m workv1alpha1.Manifest) (*unstructured.Unstructured, error) {

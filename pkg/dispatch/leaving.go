@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -172,10 +173,10 @@ func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (s
 			did, err := r.removeManifest(ctx, member, manifest, work.Namespace, work.Name, how == removeLeaving)
 			release()
 			if err != nil {
-				return "", fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), key(manifest), r.Cluster, err)
+				return "", fmt.Errorf("delete %s %s from cluster %s: %w", manifest.GetKind(), toolscache.MetaObjectToName(manifest).String(), r.Cluster, err)
 			}
 			if did != "" {
-				outcome = fmt.Sprintf("%s %s: %s", manifest.GetKind(), key(manifest), did)
+				outcome = fmt.Sprintf("%s %s: %s", manifest.GetKind(), toolscache.MetaObjectToName(manifest).String(), did)
 			}
 		}
 	}

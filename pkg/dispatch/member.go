@@ -170,7 +170,9 @@ func (deletionStarted) Update(e event.UpdateEvent) bool {
 }
 
 // readyChanged passes a Cluster update whose Ready condition changed, so a
-// member that comes back gets its Works at once.
+// member that comes back gets its Works at once. It compares whether Ready
+// is True, not the condition itself (conditions.Changed): absent, False and
+// Unknown all mean not ready, and a change among them brings nothing.
 type readyChanged struct{ predicate.Funcs }
 
 func (readyChanged) Update(e event.UpdateEvent) bool {

@@ -6,6 +6,7 @@ import (
 	configv1alpha1 "github.com/karmada-io/karmada/pkg/apis/config/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/resourceinterpreter/default/native"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
 )
 
 // interpreter is Karmada's built-in resource interpreter; federator uses its
@@ -26,7 +27,7 @@ func retain(desired, observed *unstructured.Unstructured) (*unstructured.Unstruc
 	}
 	retained, err := interpreter.Retain(desired, observed)
 	if err != nil {
-		return nil, fmt.Errorf("retain the member's fields of %s %s: %w", desired.GetKind(), key(desired), err)
+		return nil, fmt.Errorf("retain the member's fields of %s %s: %w", desired.GetKind(), toolscache.MetaObjectToName(desired).String(), err)
 	}
 	return retained, nil
 }

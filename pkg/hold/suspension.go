@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
@@ -79,15 +80,10 @@ var clusterSuspendedCheck = Check{Name: "ClusterSuspended", Holds: func(in Input
 // otherwise go unsuspended; every cluster is held until the name is fixed or
 // such a cluster joins (fail safe).
 var unknownSuspendedClusterCheck = Check{Name: "UnknownSuspendedCluster", Holds: func(in Input, _ string) (Hold, bool) {
-	if in.Suspension == nil || in.Suspension.DispatchingOnClusters == nil || in.KnownClusters == nil {
+	if in.KnownClusters == nil {
 		return Hold{}, false
 	}
-	var unknown []string
-	for _, name := range in.Suspension.DispatchingOnClusters.ClusterNames {
-		if !slices.Contains(in.KnownClusters, name) {
-			unknown = append(unknown, name)
-		}
-	}
+	unknown := UnknownSuspendedClusters(in.Suspension, in.KnownClusters)
 	if len(unknown) == 0 {
 		return Hold{}, false
 	}
@@ -99,6 +95,23 @@ var unknownSuspendedClusterCheck = Check{Name: "UnknownSuspendedCluster", Holds:
 		Message: fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames of %s names %s, which is no registered Cluster; "+
 			"every cluster is held until the name is fixed or such a cluster joins", policy, quoteAll(unknown))}, true
 }}
+
+// UnknownSuspendedClusters are the names in s's
+// dispatchingOnClusters.clusterNames that are not in known (the registered
+// Clusters), in the list's order: what unknownSuspendedClusterCheck holds
+// every cluster for, and what pkg/detector's ClustersKnown condition tells.
+func UnknownSuspendedClusters(s *policyv1alpha1.Suspension, known []string) []string {
+	if s == nil || s.DispatchingOnClusters == nil {
+		return nil
+	}
+	var unknown []string
+	for _, name := range s.DispatchingOnClusters.ClusterNames {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	return unknown
+}
 
 func quoteAll(names []string) string {
 	q := make([]string, len(names))
