@@ -5,9 +5,10 @@
 // tests. On a local fleet (a hub and three bare members) with
 // `federator controller` as its own process, it:
 //
-//   - writes a seeded random sequence of operations to two Deployments and
-//     a ConfigMap under one PropagationPolicy (new versions, suspension
-//     by every annotation and spec.suspension, the policy deleted and
+//   - writes a seeded random sequence of operations to two Deployments, a
+//     ConfigMap and a Job under one PropagationPolicy (new versions,
+//     suspension by every annotation and spec.suspension, members left
+//     out of the placement and put back, the policy deleted and
 //     created again, Gates created closed, listed on the policy, opened
 //     and closed by request, often --for a few seconds so they lapse, one
 //     with spec.window and one opened by spec.schedules for 20 s every
@@ -25,10 +26,12 @@
 //     released for that member by some state the user wrote, at an
 //     instant the store may have happened in (with a grace after a hold
 //     returned, see checker.grace); that every copy a member deleted
-//     was due: the template deleted, its deletion delay passed since, and
-//     not created again early enough to take the countdown back
-//     (checkRemoval); and, after a final resume of everything, that
-//     every member converges to every latest version.
+//     was due: the template deleted or the member left out of the
+//     placement, its deletion delay passed since, and not put back early
+//     enough to take the countdown back (checkRemoval); that an object
+//     of each member's own, which the hub never placed, never changes
+//     (foreign.go); and, after a final resume of everything, that every
+//     member converges to every latest version.
 //
 // How a stored version is judged (check.go): the store happened between
 // the stored object's latest managedFields time (the API server's clock,
@@ -95,6 +98,7 @@ type options struct {
 	gates     bool
 	deletions bool
 	placement bool
+	jobs      bool
 	replicas  int
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
@@ -142,6 +146,8 @@ func main() {
 		"also delete templates and create them again, and change the policy's deletion delay; --deletions=false chooses, for a seed, the operations it chose before deletions were added")
 	flag.BoolVar(&o.placement, "placement", true,
 		"also take members out of the policy's placement and put them back; --placement=false chooses, for a seed, the operations it chose before placement changes were added")
+	flag.BoolVar(&o.jobs, "jobs", true,
+		"also change a Job template (its version an annotation); --jobs=false chooses, for a seed, the operations it chose before the Job was added")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()

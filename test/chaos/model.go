@@ -63,11 +63,17 @@ type templateState struct {
 // existing and deleted are the templates that exist in s and those
 // deleted, in the order of templates.
 func (s state) existing() []string {
-	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { return s.Templates[t].Deleted })
+	return slices.DeleteFunc(s.used(), func(t string) bool { return s.Templates[t].Deleted })
 }
 
 func (s state) deleted() []string {
-	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { return !s.Templates[t].Deleted })
+	return slices.DeleteFunc(s.used(), func(t string) bool { return !s.Templates[t].Deleted })
+}
+
+// used are the templates of the run s belongs to, deleted or not, in the
+// order of templates.
+func (s state) used() []string {
+	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { _, ok := s.Templates[t]; return !ok })
 }
 
 // deletionDelay is the delay a template deleted in s counts down with on

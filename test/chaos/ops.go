@@ -8,8 +8,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/test/framework"
@@ -19,13 +22,19 @@ const (
 	namespace  = "chaos"
 	policyName = "chaos"
 	configMap  = "conf"
+	// job is the Job template: its version is an annotation (a Job's pod
+	// template cannot change), and every apply to a member must keep what
+	// the member's API server generated (spec.selector and the pod
+	// template's labels), as Karmada's retention does.
+	job = "batch"
 	// holdReason is the value of every suspension annotation written.
 	holdReason = "chaos"
 )
 
-// templates are the templates the run changes: two Deployments and a
-// ConfigMap, all claimed by one PropagationPolicy.
-var templates = []string{"web-a", "web-b", configMap}
+// templates are the templates a run may change: two Deployments, a
+// ConfigMap and a Job, all claimed by one PropagationPolicy. A run's state
+// holds the ones it uses (without --jobs, not the Job).
+var templates = []string{"web-a", "web-b", configMap, job}
 
 // gateNames are the Gates the run creates, lists on the policy, opens,
 // closes and deletes; gateWindow gives the spec.window a Gate is created
@@ -37,29 +46,51 @@ var (
 	gateScheduled = map[string]bool{"scheduled": true}
 )
 
-func isConfigMap(template string) bool { return template == configMap }
-
 func templateObject(template string) client.Object {
-	if isConfigMap(template) {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: template}}
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: template}
+	switch template {
+	case configMap:
+		return &corev1.ConfigMap{ObjectMeta: meta}
+	case job:
+		return &batchv1.Job{ObjectMeta: meta}
 	}
-	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: template}}
+	return &appsv1.Deployment{ObjectMeta: meta}
 }
 
 // versionOf reads the version a stored copy of template carries.
 func versionOf(template string) framework.Field {
-	if isConfigMap(template) {
+	switch template {
+	case configMap:
 		return framework.JSONPath("{.data.version}")
+	case job:
+		return framework.JSONPath("{.metadata.annotations.version}")
 	}
 	return framework.Image
 }
 
 func newTemplate(template, version string) client.Object {
-	if isConfigMap(template) {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: template},
-			Data: map[string]string{"version": version}}
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: template}
+	switch template {
+	case configMap:
+		return &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"version": version}}
+	case job:
+		// Suspended: members that run workloads start no pod of it.
+		meta.Annotations = map[string]string{"version": version}
+		return &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{Suspend: ptr.To(true),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "batch", Image: "chaos.local/batch:1"}}}}}}
 	}
 	return framework.NewDeployment(namespace, template, version)
+}
+
+func gvkOf(template string) schema.GroupVersionKind {
+	switch template {
+	case configMap:
+		return schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	case job:
+		return schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
+	}
+	return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 }
 
 // Operation kinds, as the summary counts them.
@@ -164,7 +195,7 @@ type generator struct {
 func (g *generator) newVersion(template string) string {
 	g.version++
 	v := fmt.Sprintf("s%d-v%d", g.seed, g.version)
-	if isConfigMap(template) {
+	if template != "web-a" && template != "web-b" {
 		return v
 	}
 	return "chaos.local/web:" + v
@@ -353,7 +384,7 @@ func (g *generator) gateOp(s state) op {
 // a fixed order.
 func liftable(s state) []op {
 	var out []op
-	for _, t := range templates {
+	for _, t := range s.used() {
 		ts := s.Templates[t]
 		if ts.Suspended {
 			out = append(out, op{Kind: opTemplateSuspend, Template: t})

@@ -3,6 +3,7 @@ package main
 import (
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -344,4 +345,40 @@ func TestPlacementChangesNeverLeaveEveryMemberOut(t *testing.T) {
 		t.Errorf("members left out %d times and put back %d times in 6000 operations", counts["out"], counts["back"])
 	}
 	t.Logf("placement changes: %v", counts)
+}
+
+// With the Job, a run's operations change it too, its versions plain (an
+// annotation, not an image); without, a state never names it.
+func TestTheJobIsChangedOnlyInARunThatUsesIt(t *testing.T) {
+	members := []string{"member1", "member2", "member3"}
+	for _, withJob := range []bool{true, false} {
+		versions := map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"}
+		if withJob {
+			versions[job] = "v0"
+		}
+		g := &generator{rng: rand.New(rand.NewSource(3)), seed: 3, members: members, gates: true, deletions: true, placement: true}
+		s := initialState(versions)
+		changed := 0
+		for range 500 {
+			o, n := g.next(s)
+			if o.Template == job {
+				if !withJob {
+					t.Fatalf("%s in a run without the Job", o)
+				}
+				if o.Kind == opVersion {
+					changed++
+					if strings.Contains(o.Version, ":") {
+						t.Fatalf("%s: a Job's version is an annotation, not an image", o)
+					}
+				}
+			}
+			if _, ok := n.Templates[job]; ok != withJob {
+				t.Fatalf("after %s the state names the Job: %v", o, ok)
+			}
+			s = n
+		}
+		if withJob && changed == 0 {
+			t.Fatalf("the Job's version never changed in 500 operations")
+		}
+	}
 }

@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -122,7 +121,7 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range templates {
+		for _, t := range r.templates() {
 			rec, err := startRecorder(ctx, t, m.Name, templateObject(t), dyn, r.members[m.Name], versionOf(t))
 			if err != nil {
 				return nil, err
@@ -169,6 +168,15 @@ func (r *chaosRun) cleanup() {
 	_ = os.RemoveAll(r.dir)
 }
 
+// templates are the templates the run uses: all of them, or without
+// --jobs all but the Job.
+func (r *chaosRun) templates() []string {
+	if r.o.jobs {
+		return templates
+	}
+	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { return t == job })
+}
+
 func initialState(versions map[string]string) state {
 	s := state{PolicyExists: true, Templates: map[string]templateState{}}
 	for t, v := range versions {
@@ -204,7 +212,7 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		return nil, err
 	}
 	first := map[string]string{}
-	for _, t := range templates {
+	for _, t := range r.templates() {
 		first[t] = g.newVersion(t)
 		if err := r.hub.Create(ctx, newTemplate(t, first[t])); err != nil {
 			return nil, fmt.Errorf("create template %s: %w", t, err)
@@ -316,13 +324,6 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	}
 	res.settles, res.unsettled = append(settles, res.converged), unsettled
 	return res, nil
-}
-
-func gvkOf(template string) schema.GroupVersionKind {
-	if isConfigMap(template) {
-		return schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-	}
-	return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 }
 
 // selfTestWrite stores a version no user ever wrote in a member, behind

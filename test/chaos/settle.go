@@ -91,7 +91,7 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 			return err
 		}
 	}
-	for _, t := range templates {
+	for _, t := range s.used() {
 		ts := s.Templates[t]
 		if ts.Suspended {
 			if err := do(op{Kind: opTemplateSuspend, Template: t}, func(n *state) {
@@ -126,7 +126,7 @@ func (r *chaosRun) converge(ctx context.Context) (*result, error) {
 	for {
 		var stale []string
 		for _, m := range r.names {
-			for _, t := range templates {
+			for _, t := range s.used() {
 				u := &unstructured.Unstructured{}
 				u.SetGroupVersionKind(gvkOf(t))
 				have := "absent"

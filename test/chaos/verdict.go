@@ -98,6 +98,9 @@ func (r *chaosRun) verdict(res *result) int {
 	if !r.o.placement {
 		args = append(args, "--placement=false")
 	}
+	if !r.o.jobs {
+		args = append(args, "--jobs=false")
+	}
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
 	}

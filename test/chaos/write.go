@@ -35,6 +35,7 @@ func policyFor(s state, members []string) *policyv1alpha1.PropagationPolicy {
 				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web-a"},
 				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web-b"},
 				{APIVersion: "v1", Kind: "ConfigMap", Name: configMap},
+				{APIVersion: "batch/v1", Kind: "Job", Name: job},
 			},
 			Placement:  policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: s.placed(members)}},
 			Suspension: suspensionFor(s),
@@ -104,8 +105,11 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: policyName}}
 	switch o.Kind {
 	case opVersion:
-		if isConfigMap(o.Template) {
+		switch o.Template {
+		case configMap:
 			return patch(templateObject(o.Template), fmt.Appendf(nil, `{"data":{"version":%q}}`, o.Version))
+		case job:
+			return patch(templateObject(o.Template), fmt.Appendf(nil, `{"metadata":{"annotations":{"version":%q}}}`, o.Version))
 		}
 		return framework.SetImage(ctx, hub, namespace, o.Template, o.Version)
 	case opTemplateSuspend:
