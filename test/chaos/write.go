@@ -178,7 +178,10 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 			"clusterAffinity": map[string]any{"clusterNames": next.placed(members)}}}})
 		return patch(pp, raw)
 	case opDeleteTemplate:
-		return hub.Delete(ctx, templateObject(o.Template))
+		// As kubectl deletes: in the background. A Job's default is to
+		// orphan its pods, which leaves it with a finalizer that only a
+		// garbage collector removes, and this hub runs none.
+		return hub.Delete(ctx, templateObject(o.Template), client.PropagationPolicy(metav1.DeletePropagationBackground))
 	case opRecreateTemplate:
 		return createAgain(ctx, sent, func() error {
 			return hub.Create(ctx, newTemplate(o.Template, next.Templates[o.Template].Version))
