@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -59,9 +60,11 @@ var forever = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // when a hold began (the next write, or a gate closing by itself) may
 // still land within grace after, and a member frozen (SIGSTOP) then stores
 // a request it received before the freeze only once it runs again, so a
-// span stretches to the end of such a freeze, plus grace.
-func (c *checker) released(i int, template, member string) (string, []span) {
+// span stretches to the end of such a freeze, plus grace. st is
+// intents[i]'s state or one of its variants (stateVariants).
+func (c *checker) released(i int, st state, template, member string) (string, []span) {
 	in := c.intents[i]
+	in.State = st
 	end := forever
 	if i+1 < len(c.intents) {
 		end = c.intents[i+1].Done
@@ -98,6 +101,41 @@ func (c *checker) released(i int, template, member string) (string, []span) {
 		out[k].to = c.inFlight(member, out[k])
 	}
 	return version, out
+}
+
+// stateVariants are the states intents[i] may stand for: its own and,
+// while the policy is deleted, that state with the deleted policy's
+// placement and the templates' versions as each state written within the
+// grace before the deletion had them. Only the holds of a policy being
+// deleted are carried onto its bindings before it goes (its finalizer); a
+// placement or a version written just before may not have reached the
+// binding and its Works, which keep what they last had, as Karmada's do.
+// The holds stay the last state's.
+func (c *checker) stateVariants(i int) []state {
+	s := c.intents[i].State
+	out := []state{s}
+	if s.PolicyExists || s.Frozen == nil {
+		return out
+	}
+	d := i // the deletion: the first write of the policy's absence
+	for d > 0 && !c.intents[d-1].State.PolicyExists {
+		d--
+	}
+	for k := d - 2; k >= 0; k-- {
+		alt := c.intents[k].State
+		if !alt.PolicyExists || c.intents[k+1].Done.Before(c.intents[d].Sent.Add(-c.grace)) {
+			break
+		}
+		v, f := s.clone(), s.Frozen.clone()
+		for t, ts := range f.Templates {
+			ts.Version = alt.Templates[t].Version
+			f.Templates[t] = ts
+		}
+		f.Unplaced = maps.Clone(alt.Unplaced)
+		v.Frozen = &f
+		out = append(out, v)
+	}
+	return out
 }
 
 // etcdRecovery is how long after its etcd is back a member's API server
@@ -152,13 +190,15 @@ type violation struct {
 func (c *checker) check(s stored) *violation {
 	from, to := s.window()
 	for i := range c.intents {
-		v, spans := c.released(i, s.Template, s.Member)
-		if v != s.Version {
-			continue
-		}
-		for _, sp := range spans {
-			if !sp.from.After(to) && !sp.to.Before(from) {
-				return nil
+		for _, st := range c.stateVariants(i) {
+			v, spans := c.released(i, st, s.Template, s.Member)
+			if v != s.Version {
+				continue
+			}
+			for _, sp := range spans {
+				if !sp.from.After(to) && !sp.to.Before(from) {
+					return nil
+				}
 			}
 		}
 	}

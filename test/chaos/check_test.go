@@ -223,3 +223,41 @@ func TestCheckerJudgesAMemberLeftOutOfThePlacement(t *testing.T) {
 		})
 	}
 }
+
+// A policy deleted right after a placement change and a new version: only
+// its holds are carried onto its bindings before it goes, so its Works may
+// keep the placement and the version they had just before (within the
+// grace before the deletion); a hold written then still holds, and one
+// written long before the deletion leaves no room.
+func TestADeletedPolicyKeepsItsHoldsButMayKeepAnEarlierPlacementAndVersion(t *testing.T) {
+	v1 := initialState(map[string]string{"web": "v1"})
+	v2 := with(v1, func(s *state) { s.Templates["web"] = templateState{Version: "v2"} })
+	out := with(v2, func(s *state) { s.Unplaced = map[string]bool{"member2": true} })
+	held := with(out, func(s *state) { s.SuspendOn = map[string]bool{"member3": true} })
+	deletedAt := func(s state) state {
+		frozen := s.clone()
+		return with(s, func(n *state) { n.PolicyExists, n.Frozen = false, &frozen })
+	}
+	quick := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: v1},
+		{Step: 1, Op: "change-version web v2", Sent: at(1000), Done: at(1010), State: v2},
+		{Step: 2, Op: "change-placement member2", Sent: at(1500), Done: at(1510), State: out},
+		{Step: 3, Op: "spec.suspension.dispatchingOnClusters member3", Sent: at(1600), Done: at(1610), State: held},
+		{Step: 4, Op: "delete-policy", Sent: at(1700), Done: at(1710), State: deletedAt(held)},
+	}
+	judge(t, &checker{intents: quick, grace: 2 * time.Second}, "web", []storeCase{
+		{"v1 on member2 after the deletion: placement and version may be those of just before", stored{Member: "member2", Version: "v1", Written: at(5000), Observed: at(5100)}, false},
+		{"v1 on member1 after the deletion", stored{Member: "member1", Version: "v1", Written: at(5000), Observed: at(5100)}, false},
+		{"v1 on member3, whose hold was written before the deletion", stored{Member: "member3", Version: "v1", Written: at(5000), Observed: at(5100)}, true},
+		{"v2 on member3 too", stored{Member: "member3", Version: "v2", Written: at(5000), Observed: at(5100)}, true},
+	})
+	slow := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: v1},
+		{Step: 1, Op: "change-version web v2", Sent: at(1000), Done: at(1010), State: v2},
+		{Step: 2, Op: "delete-policy", Sent: at(9000), Done: at(9010), State: deletedAt(v2)},
+	}
+	judge(t, &checker{intents: slow, grace: 2 * time.Second}, "web", []storeCase{
+		{"v1 long after v2 and the deletion", stored{Member: "member1", Version: "v1", Written: at(15000), Observed: at(15100)}, true},
+		{"v2 after the deletion", stored{Member: "member1", Version: "v2", Written: at(15000), Observed: at(15100)}, false},
+	})
+}
