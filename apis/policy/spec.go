@@ -2,6 +2,7 @@ package policy
 
 import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -16,4 +17,29 @@ func SpecOf(obj runtime.Object) *policyv1alpha1.PropagationSpec {
 		return &p.Spec
 	}
 	return &policyv1alpha1.PropagationSpec{}
+}
+
+// PermanentIDLabel is the label that carries a policy's permanent ID, on
+// the policy (Karmada's webhook sets it) and on what it claims: the
+// templates and their bindings. "" for any other object.
+func PermanentIDLabel(policy runtime.Object) string {
+	switch policy.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		return policyv1alpha1.PropagationPolicyPermanentIDLabel
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		return policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel
+	}
+	return ""
+}
+
+// PermanentID is a policy's permanent ID: its permanent-id label, which
+// Karmada's webhook sets, or its UID where no webhook did. A policy
+// deleted and created again under the same name has another.
+func PermanentID(policy metav1.Object) string {
+	if o, ok := policy.(runtime.Object); ok {
+		if id := policy.GetLabels()[PermanentIDLabel(o)]; id != "" {
+			return id
+		}
+	}
+	return string(policy.GetUID())
 }

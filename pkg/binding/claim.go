@@ -44,6 +44,14 @@ func (r *Reconciler) policyGone(ctx context.Context, b view) (bool, string, erro
 	if err != nil {
 		return false, key, err
 	}
+	// A policy of that name created again is another one until the
+	// detector records its claim on the binding: the binding's placement
+	// and suspension are still the deleted one's (found by the chaos
+	// checker: a member the new policy leaves out was sent the template,
+	// from the placement the deleted policy had).
+	if id := b.obj.GetLabels()[policykeys.PermanentIDLabel(policy)]; id != "" && id != policykeys.PermanentID(policy) {
+		return true, key, nil
+	}
 	return !policy.GetDeletionTimestamp().IsZero(), key, nil
 }
 

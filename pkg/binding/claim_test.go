@@ -325,3 +325,57 @@ func TestALeavingClusterLeavesAnUnclaimedBinding(t *testing.T) {
 		t.Error("member1's Work, which stays, is being deleted")
 	}
 }
+
+// A policy deleted and created again under the same name is another policy
+// until the detector records its claim on the binding (the permanent-id
+// label, as Karmada's claim does): the binding's placement and suspension
+// are still the deleted one's, so its Works stay as they were, and follow
+// the template again only once the binding names the new policy (found by
+// the chaos checker: a member the new policy left out was sent versions
+// from the deleted policy's placement).
+func TestAPolicyCreatedAgainClaimsOnlyOnceTheBindingNamesIt(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	pp := b.policy(t)
+	b.setImage(t, "nginx:1.27")
+	label := func(obj client.Object, id string) {
+		t.Helper()
+		patch := []byte(`{"metadata":{"labels":{"` + policyv1alpha1.PropagationPolicyPermanentIDLabel + `":"` + id + `"}}}`)
+		if err := b.hub.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: bindingKey.Namespace, Name: bindingKey.Name}}
+	label(pp, "first")
+	label(rb, "first")
+	b.reconcile(t)
+	if got := workImage(b.work(t, "member1")); got != "nginx:1.27" {
+		t.Fatalf("claimed by the policy it names, member1's Work has %q", got)
+	}
+
+	if err := b.hub.Delete(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	again := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web",
+		Labels: map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "second"}}, Spec: pp.Spec}
+	if err := b.hub.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	b.setImage(t, "nginx:1.28")
+	b.reconcile(t)
+	if got := workImage(b.work(t, "member1")); got != "nginx:1.27" {
+		t.Errorf("the binding still names the deleted policy, yet member1's Work follows the template: %q", got)
+	}
+	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "WorksSynced"); c == nil || c.Reason != "Unclaimed" {
+		t.Errorf("WorksSynced = %+v, want reason Unclaimed until the new policy's claim is on the binding", c)
+	}
+
+	label(rb, "second") // the detector records the new policy's claim
+	b.reconcile(t)
+	if got := workImage(b.work(t, "member1")); got != "nginx:1.28" {
+		t.Errorf("claimed by the new policy, member1's Work has %q", got)
+	}
+}

@@ -63,11 +63,16 @@ func Binding(template *unstructured.Unstructured, claim Claim, priority *workv1a
 	if digest := hold.AnnotationsDigest(template.GetAnnotations()); digest != "" {
 		meta.Annotations[workkeys.TemplateHoldsAnnotation] = digest
 	}
+	// The claim as Karmada's claimFunc records it on the binding too: the
+	// policy's name and its permanent ID, which tells a policy created
+	// again under the same name from the one that wrote the binding.
 	if p := claim.PropagationPolicy; p != nil {
 		meta.Annotations[policyv1alpha1.PropagationPolicyNamespaceAnnotation] = p.Namespace
 		meta.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] = p.Name
+		meta.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] = claim.PermanentID()
 	} else {
 		meta.Annotations[policyv1alpha1.ClusterPropagationPolicyAnnotation] = claim.ClusterPropagationPolicy.Name
+		meta.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] = claim.PermanentID()
 	}
 	if template.GetNamespace() == "" {
 		b := &workv1alpha2.ClusterResourceBinding{ObjectMeta: meta, Spec: bs}
@@ -166,7 +171,23 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 			}
 		}
 	}
-	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations &&
+	labels := existing.GetLabels()
+	sameLabels := true
+	for _, k := range slices.Concat(ppClaimLabels, cppClaimLabels) {
+		want, wanted := desired.GetLabels()[k]
+		if have, ok := labels[k]; ok != wanted || have != want {
+			sameLabels = false
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			if wanted {
+				labels[k] = want
+			} else {
+				delete(labels, k)
+			}
+		}
+	}
+	if equality.Semantic.DeepEqual(spec, have) && sameAnnotations && sameLabels &&
 		equality.Semantic.DeepEqual(existing.GetOwnerReferences(), desired.GetOwnerReferences()) {
 		*floor = existing.GetGeneration()
 		return "binding unchanged", nil
@@ -179,6 +200,7 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 		annotations[k] = v
 	}
 	existing.SetAnnotations(annotations)
+	existing.SetLabels(labels)
 	existing.SetOwnerReferences(desired.GetOwnerReferences())
 	if err := d.client.Update(ctx, existing); err != nil {
 		return "", err

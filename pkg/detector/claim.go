@@ -5,6 +5,8 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	policykeys "github.com/federator-dev/federator/apis/policy"
 )
 
 // Karmada's claim metadata: which policy a template belongs to, recorded on
@@ -123,20 +125,13 @@ func PreemptedMessage(claim, held Claim) string {
 	return fmt.Sprintf("Cluster propagation policy(%s) preempted cluster propagation policy(%s) successfully", claim.Key(), held.Key())
 }
 
-// PermanentID is the policy's permanent-id label, which Karmada's webhook
-// sets; the policy's UID stands in for it when no webhook did.
+// PermanentID is the claiming policy's permanent ID (policykeys.PermanentID).
 func (c Claim) PermanentID() string {
 	switch {
 	case c.PropagationPolicy != nil:
-		if id := c.PropagationPolicy.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel]; id != "" {
-			return id
-		}
-		return string(c.PropagationPolicy.UID)
+		return policykeys.PermanentID(c.PropagationPolicy)
 	case c.ClusterPropagationPolicy != nil:
-		if id := c.ClusterPropagationPolicy.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; id != "" {
-			return id
-		}
-		return string(c.ClusterPropagationPolicy.UID)
+		return policykeys.PermanentID(c.ClusterPropagationPolicy)
 	}
 	return ""
 }
