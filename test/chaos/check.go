@@ -219,47 +219,90 @@ func (c *checker) check(s stored) *violation {
 
 // checkRemoval returns nil when d, a member's copy seen deleted, was due:
 // the user took the template off that member (deleted it, or left the
-// member out of the placement: the last such write sent before d was
-// seen), its deletion delay had passed since that write was sent (the
-// countdown starts no earlier), and it was not put back early enough to
-// take the countdown back (created again or placed again, that write
-// returned, plus the grace and any freeze or etcd restart of the member,
-// before the delay ended).
+// member out of the placement) at some write sent before d was seen, its
+// deletion delay had passed since that write was sent (the countdown
+// starts no earlier), and it was not put back early enough to take that
+// countdown back (created again or placed again, that write returned,
+// plus the grace, any freeze or etcd restart of the member, and the time
+// the controllers could not act, before the delay ended).
 func (c *checker) checkRemoval(d removal) *violation {
 	at := stored{Template: d.Template, Member: d.Member, Observed: d.Observed, ResourceVersion: d.ResourceVersion}
 	gone := func(i int) bool { return c.intents[i].State.goneFrom(d.Template, d.Member) }
-	removedBy := -1
-	for i := 1; i < len(c.intents) && !c.intents[i].Sent.After(d.Observed); i++ {
-		if gone(i) && !gone(i-1) {
-			removedBy = i
+	why := ""
+	for i := len(c.intents) - 1; i >= 1; i-- {
+		if c.intents[i].Sent.After(d.Observed) || !gone(i) || gone(i-1) {
+			continue
+		}
+		w := c.removalNotDue(d, i, gone)
+		if w == "" {
+			return nil
+		}
+		if why == "" {
+			why = w // the latest removal's, for the report
 		}
 	}
-	if removedBy < 0 {
-		return c.removalViolation(at, d, "neither a deletion of the template nor a placement leaving "+d.Member+" out was written before")
+	if why == "" {
+		why = "neither a deletion of the template nor a placement leaving " + d.Member + " out was written before"
 	}
-	del := c.intents[removedBy]
+	return c.removalViolation(at, d, why)
+}
+
+// removalNotDue says why intents[i], which took the template off d's
+// member, does not make d due; "" when it does.
+func (c *checker) removalNotDue(d removal, i int, gone func(int) bool) string {
+	del := c.intents[i]
 	what := "the placement leaving " + d.Member + " out"
 	if del.State.Templates[d.Template].Deleted {
 		what = "the template's deletion"
 	}
-	delay := c.delayAround(removedBy)
+	delay := c.delayAround(i)
 	due := del.Sent.Add(delay)
 	if d.Observed.Before(due) {
-		return c.removalViolation(at, d, fmt.Sprintf("%s (step %d) was sent %s before, with a deletion delay of %s",
-			what, del.Step, d.Observed.Sub(del.Sent).Round(time.Millisecond), delay))
+		return fmt.Sprintf("%s (step %d) was sent %s before, with a deletion delay of %s",
+			what, del.Step, d.Observed.Sub(del.Sent).Round(time.Millisecond), delay)
 	}
-	for j := removedBy + 1; j < len(c.intents) && c.intents[j].Sent.Before(d.Observed); j++ {
+	for j := i + 1; j < len(c.intents) && c.intents[j].Sent.Before(d.Observed); j++ {
 		if gone(j) || !gone(j-1) {
 			continue
 		}
 		again := c.intents[j]
-		if takenBack := c.inFlight(d.Member, span{from: again.Sent, to: again.Done}); takenBack.Before(due) {
-			return c.removalViolation(at, d, fmt.Sprintf("it was put back (step %d, %s) %s after %s (step %d), "+
+		if c.takenBackBy(d.Member, again, due).Before(due) {
+			return fmt.Sprintf("it was put back (step %d, %s) %s after %s (step %d), "+
 				"within its deletion delay of %s: the countdown was to be taken back", again.Step, again.Op,
-				again.Sent.Sub(del.Sent).Round(time.Millisecond), what, del.Step, delay))
+				again.Sent.Sub(del.Sent).Round(time.Millisecond), what, del.Step, delay)
 		}
 	}
-	return nil
+	return ""
+}
+
+// leaderTakeover is how long a killed leader's Lease keeps the standby
+// from leading (the chaos replicas' --leader-elect-lease-duration).
+const leaderTakeover = 3 * time.Second
+
+// takenBackBy is when a countdown put back by again is taken back at the
+// latest, judged against due: the write returned, plus the grace and the
+// member's freezes (inFlight), plus every time before due in which the
+// controllers could not act (the hub's API server down, a controller
+// killed and its Lease not yet expired) or the member could not be
+// written (frozen, its etcd restarting).
+func (c *checker) takenBackBy(member string, again intent, due time.Time) time.Time {
+	by := c.inFlight(member, span{from: again.Sent, to: again.Done})
+	for _, f := range c.faults {
+		stall := f.To.Sub(f.From)
+		switch {
+		case f.Kind == faultRestartHub:
+		case f.Kind == faultKillController:
+			stall += leaderTakeover
+		case (f.Kind == faultPauseMember || f.Kind == faultRestartEtcd) && f.Member == member &&
+			f.From.After(again.Done.Add(c.grace)): // one before is in inFlight's
+		default:
+			continue
+		}
+		if f.To.After(again.Done) && f.From.Before(due) {
+			by = by.Add(stall)
+		}
+	}
+	return by
 }
 
 // delayAround is the shortest deletion delay in force around the

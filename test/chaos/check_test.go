@@ -261,3 +261,39 @@ func TestADeletedPolicyKeepsItsHoldsButMayKeepAnEarlierPlacementAndVersion(t *te
 		{"v2 after the deletion", stored{Member: "member1", Version: "v2", Written: at(15000), Observed: at(15100)}, false},
 	})
 }
+
+// A countdown put back in time is not taken back when the controllers
+// cannot act for the rest of its delay (found in a long run, seed 2026:
+// member2 placed again 7 s before its countdown was due, then the hub's
+// API server down for 4.6 s, three controller kills and member2 frozen for
+// 3.5 s); a removal is judged against every write that took the template
+// off the member, not only the last (the template was deleted 1 s before
+// that countdown ended).
+func TestATakeBackWaitsForControllersThatCanAct(t *testing.T) {
+	delayed := with(initialState(map[string]string{"web": "v1"}), func(s *state) { s.DeletionDelay = 12 * time.Second })
+	out := with(delayed, func(s *state) { s.Unplaced = map[string]bool{"member2": true} })
+	history := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: delayed},
+		{Step: 1, Op: "change-placement member2", Sent: at(26556), Done: at(26566), State: out},
+		{Step: 2, Op: "change-placement member2", Sent: at(31344), Done: at(31354), State: delayed},
+		{Step: 3, Op: "delete-template web", Sent: at(43266), Done: at(43276), State: with(delayed, func(s *state) {
+			s.Templates["web"] = templateState{Version: "v1", Deleted: true}
+		})},
+	}
+	stalls := []fault{
+		{Kind: faultPauseMember, Member: "member2", From: at(26556), To: at(31862)},
+		{Kind: faultRestartHub, From: at(32754), To: at(37385)},
+		{Kind: faultPauseMember, Member: "member2", From: at(38068), To: at(41601)},
+		{Kind: faultKillController, From: at(38282), To: at(39211)},
+		{Kind: faultKillController, From: at(40173), To: at(40897)},
+		{Kind: faultKillController, From: at(41601), To: at(42936)},
+	}
+	removed := removal{Template: "web", Member: "member2", Observed: at(44335)}
+	if v := (&checker{intents: history, faults: stalls, grace: 2 * time.Second}).checkRemoval(removed); v != nil {
+		t.Errorf("the controllers could not act until after the countdown was due, yet: %s", v.Why)
+	}
+	calm := &checker{intents: history, faults: stalls[:1], grace: 2 * time.Second}
+	if v := calm.checkRemoval(removed); v == nil || !strings.Contains(v.Why, "deletion delay of 12s") {
+		t.Errorf("with nothing in the controllers' way the take-back was due in time: violation %+v", v)
+	}
+}
