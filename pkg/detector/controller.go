@@ -202,6 +202,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	return nil
 }
 
+// notWatchingRetry is how soon a pass that did not count for the round of
+// catching up (its caches did not watch yet) is repeated.
+const notWatchingRetry = 500 * time.Millisecond
+
 // Reconcile keeps the binding of one template in line with the policy that
 // claims it, or fans a policy change out to the templates it affects.
 func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error) {
@@ -229,7 +233,9 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 		d.catchUp.Detected(bindingKey, ticket, floor)
 	} else if err == nil && d.catchUp.Waits(bindingKey) {
 		outcome = strings.TrimPrefix(outcome+"; decided again once the hub cache of its kind watches: "+behind.Error(), "; ")
-		result = retry.Soon()
+		// Soon, not through the rate limiter: the template's failures
+		// during the break may have backed it off for minutes.
+		result = ctrl.Result{RequeueAfter: notWatchingRetry}
 	}
 	if outcome != "" && err == nil {
 		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "template", key.Kind+" "+client.ObjectKey{Namespace: key.Namespace, Name: key.Name}.String(),
