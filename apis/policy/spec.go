@@ -22,7 +22,7 @@ func SpecOf(obj runtime.Object) *policyv1alpha1.PropagationSpec {
 // PermanentIDLabel is the label that carries a policy's permanent ID, on
 // the policy (Karmada's webhook sets it) and on what it claims: the
 // templates and their bindings. "" for any other object.
-func PermanentIDLabel(policy runtime.Object) string {
+func PermanentIDLabel(policy any) string {
 	switch policy.(type) {
 	case *policyv1alpha1.PropagationPolicy:
 		return policyv1alpha1.PropagationPolicyPermanentIDLabel
@@ -36,10 +36,8 @@ func PermanentIDLabel(policy runtime.Object) string {
 // Karmada's webhook sets, or its UID where no webhook did. A policy
 // deleted and created again under the same name has another.
 func PermanentID(policy metav1.Object) string {
-	if o, ok := policy.(runtime.Object); ok {
-		if id := policy.GetLabels()[PermanentIDLabel(o)]; id != "" {
-			return id
-		}
+	if id := policy.GetLabels()[PermanentIDLabel(policy)]; id != "" {
+		return id
 	}
 	return string(policy.GetUID())
 }
