@@ -179,7 +179,9 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 			f, o.kindWorkloads = kf, kf.WorkloadImagesLoaded()
 		}
 	} else {
-		f, err = startLocalFleet(ctx, o, logFile)
+		// A program of the fleet that dies (and is restarted) is said on the
+		// terminal too.
+		f, err = startLocalFleet(ctx, o, logFile, prefixed{"federator: ", out})
 	}
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, kindfleet.ErrLeftBehind) {
@@ -267,9 +269,22 @@ func (o upOptions) image(tag string) string {
 	return "nginx:" + tag
 }
 
+// prefixed writes each write's text after prefix.
+type prefixed struct {
+	prefix string
+	w      io.Writer
+}
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 // startLocalFleet starts API servers on this machine, with the CRDs
 // installed as they start.
-func startLocalFleet(ctx context.Context, o upOptions, log io.Writer) (fleet.Running, error) {
+func startLocalFleet(ctx context.Context, o upOptions, log, alerts io.Writer) (fleet.Running, error) {
 	crdList, err := crds.CRDs()
 	if err != nil {
 		return nil, err
@@ -280,7 +295,7 @@ func startLocalFleet(ctx context.Context, o upOptions, log io.Writer) (fleet.Run
 		}
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
-		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: log})
+		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: log, Alerts: alerts})
 	if err != nil {
 		return nil, err // not a nil *fleet.Fleet in a non-nil interface
 	}

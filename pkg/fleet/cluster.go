@@ -54,8 +54,8 @@ type Cluster struct {
 	workDir           string // everything of this cluster's processes, removed by stop
 	apiServerLogPath  string
 	logs              []*os.File
-	controllerManager *process
-	workloads         []*process // kube-scheduler and kwok, in start order
+	controllerManager *supervised
+	workloads         []*supervised // kube-scheduler and kwok, in start order
 
 	mu               sync.Mutex // serialises StopAPIServer, StartAPIServer and stop
 	apiServerRunning bool
@@ -183,18 +183,15 @@ func startCluster(ctx context.Context, spec clusterSpec) (c *Cluster, err error)
 		if _, err := os.Stat(cm.saKeyFile); err != nil {
 			return c, fmt.Errorf("fleet: %s: the API server's service-account signing key: %w", spec.name, err)
 		}
-		c.controllerManager, err = startControllerManager(ctx, cm)
+		c.controllerManager, err = supervise(ctx, c.Name, "kube-controller-manager", spec.progress,
+			func(ctx context.Context) (*process, error) { return startControllerManager(ctx, cm) })
 		if err != nil {
 			return c, err
 		}
-		c.controllerManager.watch(spec.progress)
 	}
 	if spec.nodes > 0 {
-		if c.workloads, err = startWorkloads(ctx, c, spec.bins, spec.nodes); err != nil {
+		if c.workloads, err = startWorkloads(ctx, c, spec.bins, spec.nodes, spec.progress); err != nil {
 			return c, err
-		}
-		for _, p := range c.workloads {
-			p.watch(spec.progress)
 		}
 	}
 	if err := ctx.Err(); err != nil {

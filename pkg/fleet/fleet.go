@@ -50,6 +50,9 @@ type Options struct {
 	Nodes int
 	// Log receives progress lines ("starting member2 ..."); may be nil.
 	Log io.Writer
+	// Alerts receives, besides Log, what a person should see at once: a
+	// program that died while the fleet runs and its restart; may be nil.
+	Alerts io.Writer
 }
 
 // Fleet is a running hub and its members.
@@ -99,7 +102,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	}
 
 	f := &Fleet{dir: dir, dirCreated: dirCreated}
-	progress := &progressLog{w: o.Log}
+	progress := &progressLog{w: o.Log, alerts: o.Alerts}
 	names := []string{HubName}
 	for i := 1; i <= o.Members; i++ {
 		names = append(names, MemberName(i))
@@ -198,8 +201,20 @@ func (f *Fleet) Stop() error {
 
 // progressLog serialises progress lines from clusters starting in parallel.
 type progressLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	alerts io.Writer // also gets alertf's lines
+}
+
+// alertf is printf that also goes to the alerts writer.
+func (p *progressLog) alertf(format string, args ...any) {
+	p.printf(format, args...)
+	if p == nil || p.alerts == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.alerts, format+"\n", args...)
 }
 
 func (p *progressLog) printf(format string, args ...any) {

@@ -33,19 +33,6 @@ type process struct {
 	stopping atomic.Bool
 }
 
-// watch says on progress, once, that the process exited while the fleet
-// runs (not by stop), with its log's last lines: a member whose scheduler
-// or kwok is gone runs no pods, one whose controller manager is gone
-// deletes no namespace, and nothing else would tell.
-func (p *process) watch(progress *progressLog) {
-	go func() {
-		<-p.exited
-		if !p.stopping.Load() {
-			progress.printf("%s: %s exited while the fleet runs (%v); its log %s ends:%s", p.cluster, p.name, p.waitErr, p.logPath, logTail(p.logPath))
-		}
-	}()
-}
-
 // startProcess runs binary with args and returns once healthURL answers
 // 200. A health check (rather than no serving port) makes a program that
 // cannot start fail Start, instead of leaving a cluster that silently never

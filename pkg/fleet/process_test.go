@@ -90,33 +90,82 @@ func startRaw(t *testing.T, script string) *process {
 }
 
 // A program that dies while the fleet runs is said on the progress log,
-// with its log's end; one the fleet stops is not.
-func TestAProcessThatDiesIsSaid(t *testing.T) {
-	var out strings.Builder
-	progress := &progressLog{w: &out}
-	dies := startRaw(t, "echo 'F1126 node lease: too many open files'; exit 3")
-	dies.watch(progress)
-	<-dies.exited
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(progressText(progress, &out), "exited") && time.Now().Before(deadline) {
+// with its log's end, and started again; one the fleet stops is neither.
+func TestAProgramThatDiesIsSaidAndRestarted(t *testing.T) {
+	var out, alerts strings.Builder
+	progress := &progressLog{w: &out, alerts: &alerts}
+	starts := 0
+	s, err := supervise(context.Background(), "member2", "kwok", progress, func(context.Context) (*process, error) {
+		starts++
+		if starts == 1 {
+			return startRaw(t, "sleep 0.2; echo 'F1126 node lease: too many open files'; exit 3"), nil
+		}
+		return startRaw(t, "sleep 30"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.pid()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(progressText(progress, &out), "restarted") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	got := progressText(progress, &out)
-	for _, want := range []string{"member2: kwok exited while the fleet runs (exit status 3)", "too many open files"} {
+	for _, want := range []string{"member2: kwok exited while the fleet runs (exit status 3); restarting it in 1s (restart 1 of 5)",
+		"too many open files", "member2: kwok restarted"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress log %q lacks %q", got, want)
 		}
 	}
+	if got := progressText(progress, &alerts); !strings.Contains(got, "member2: kwok exited while the fleet runs") || !strings.Contains(got, "member2: kwok restarted") {
+		t.Errorf("the alerts writer (federator up's terminal) did not get the exit and the restart: %q", got)
+	}
+	second := s.pid()
+	if second == first || syscall.Kill(second, 0) != nil {
+		t.Fatalf("no new program runs after the restart (pid %d before, %d after)", first, second)
+	}
 
 	out.Reset()
-	stopped := startRaw(t, "sleep 30")
-	stopped.watch(progress)
-	if err := stopped.stop(); err != nil {
+	if err := s.stop(); err != nil {
 		t.Fatal(err)
+	}
+	if syscall.Kill(second, 0) == nil {
+		t.Errorf("the restarted program (pid %d) runs after stop", second)
 	}
 	time.Sleep(100 * time.Millisecond)
 	if got := progressText(progress, &out); got != "" {
-		t.Errorf("a process the fleet stopped was reported: %q", got)
+		t.Errorf("a program the fleet stopped was reported: %q", got)
+	}
+}
+
+// A program that keeps dying is restarted restartLimit times, then left
+// down, which is said.
+func TestAProgramThatKeepsDyingStaysDownAfterTheLimit(t *testing.T) {
+	defer func(first, most time.Duration) { restartFirstBackoff, restartMaxBackoff = first, most }(restartFirstBackoff, restartMaxBackoff)
+	restartFirstBackoff, restartMaxBackoff = 10*time.Millisecond, 20*time.Millisecond
+	var out strings.Builder
+	progress := &progressLog{w: &out}
+	starts := 0
+	s, err := supervise(context.Background(), "member2", "kwok", progress, func(context.Context) (*process, error) {
+		starts++
+		return startRaw(t, "exit 3"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still restarting after 10s; progress log: %s", progressText(progress, &out))
+	}
+	if starts != 1+restartLimit {
+		t.Errorf("started %d times, want %d (once and %d restarts)", starts, 1+restartLimit, restartLimit)
+	}
+	if got := progressText(progress, &out); !strings.Contains(got, "member2: kwok exited while the fleet runs (exit status 3); it was restarted 5 times and stays down") {
+		t.Errorf("progress log does not say the program stays down: %s", got)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -49,9 +49,10 @@ var NodeAllocatable = corev1.ResourceList{
 var kwokStages []byte
 
 // startWorkloads starts what makes a member run pods: kube-scheduler, the
-// simulated nodes and kwok, which plays their kubelets. The processes are
-// returned in start order; on error nothing is left running.
-func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (started []*process, err error) {
+// simulated nodes and kwok, which plays their kubelets. The programs are
+// returned in start order, kept running (supervise); on error nothing is
+// left running.
+func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int, progress *progressLog) (started []*supervised, err error) {
 	defer func() {
 		if err != nil {
 			for i := len(started) - 1; i >= 0; i-- {
@@ -65,16 +66,18 @@ func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (
 		return nil, fmt.Errorf("fleet: %s: %w", c.Name, err)
 	}
 
-	scheduler, err := startOnFreePort(func(port int) (*process, error) {
-		return startProcess(ctx, c.Name, c.workDir, bins.scheduler, []string{
-			"--kubeconfig=" + kubeconfig,
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
-			"--authentication-skip-lookup=true", // see startControllerManager
-			"--leader-elect=false",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-		}, localURL("https", port, "/healthz"))
+	scheduler, err := supervise(ctx, c.Name, "kube-scheduler", progress, func(ctx context.Context) (*process, error) {
+		return startOnFreePort(func(port int) (*process, error) {
+			return startProcess(ctx, c.Name, c.workDir, bins.scheduler, []string{
+				"--kubeconfig=" + kubeconfig,
+				"--authentication-kubeconfig=" + kubeconfig,
+				"--authorization-kubeconfig=" + kubeconfig,
+				"--authentication-skip-lookup=true", // see startControllerManager
+				"--leader-elect=false",
+				"--bind-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(port),
+			}, localURL("https", port, "/healthz"))
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %s: kube-scheduler: %w", c.Name, err)
@@ -88,21 +91,23 @@ func startWorkloads(ctx context.Context, c *Cluster, bins binaries, nodes int) (
 	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
 		return started, fmt.Errorf("fleet: %s: %w", c.Name, err)
 	}
-	kwok, err := startOnFreePort(func(port int) (*process, error) {
-		return startProcess(ctx, c.Name, c.workDir, bins.kwok, []string{
-			"--kubeconfig=" + kubeconfig,
-			"--config=" + stages,
-			"--manage-all-nodes=false",
-			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
-			// Hold each node's Lease in kube-node-lease as a kubelet does
-			// (its default: 40 s, renewed every 10 s), so the node lifecycle
-			// controller sees them alive within its default grace (50 s).
-			// Without it kwok holds no Lease and reports node status only
-			// every ~10 minutes (its default node stages), and nodes are
-			// taken for dead between reports.
-			"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
-			"--server-address=127.0.0.1:" + strconv.Itoa(port),
-		}, localURL("http", port, "/healthz"))
+	kwok, err := supervise(ctx, c.Name, "kwok", progress, func(ctx context.Context) (*process, error) {
+		return startOnFreePort(func(port int) (*process, error) {
+			return startProcess(ctx, c.Name, c.workDir, bins.kwok, []string{
+				"--kubeconfig=" + kubeconfig,
+				"--config=" + stages,
+				"--manage-all-nodes=false",
+				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
+				// Hold each node's Lease in kube-node-lease as a kubelet does
+				// (its default: 40 s, renewed every 10 s), so the node lifecycle
+				// controller sees them alive within its default grace (50 s).
+				// Without it kwok holds no Lease and reports node status only
+				// every ~10 minutes (its default node stages), and nodes are
+				// taken for dead between reports.
+				"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
+				"--server-address=127.0.0.1:" + strconv.Itoa(port),
+			}, localURL("http", port, "/healthz"))
+		})
 	})
 	if err != nil {
 		return started, fmt.Errorf("fleet: %s: kwok: %w", c.Name, err)

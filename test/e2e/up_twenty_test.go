@@ -43,18 +43,21 @@ var _ = Describe("federator up --members 20", func() {
 		}, 10*time.Minute, time.Second).Should(MatchRegexp(ready.String()))
 		startup := ready.FindStringSubmatch(string(session.Out.Contents()))[1]
 		AddReportEntry("federator up --members 20: start-up seconds", startup)
-		children = descendantProcesses(session.Command.Process.Pid)
-		var comms []string
-		for _, p := range children {
-			comms = append(comms, p.comm)
-		}
 		// One API server, etcd and kube-controller-manager per cluster;
-		// kube-scheduler and kwok per member.
-		for comm, want := range map[string]int{"kube-apiserver": members + 1, "etcd": members + 1, "kube-controller": members + 1,
-			"kube-scheduler": members, "kwok": members} {
-			Expect(countOf(comms, comm)).To(Equal(want), "%s processes among federator's children", comm)
-		}
-
+		// kube-scheduler and kwok per member. A program that died is started
+		// again by the fleet (what it said is in the report).
+		Eventually(func(g Gomega) {
+			children = descendantProcesses(session.Command.Process.Pid)
+			var comms []string
+			for _, p := range children {
+				comms = append(comms, p.comm)
+			}
+			for comm, want := range map[string]int{"kube-apiserver": members + 1, "etcd": members + 1, "kube-controller": members + 1,
+				"kube-scheduler": members, "kwok": members} {
+				g.Expect(countOf(comms, comm)).To(Equal(want), "%s processes among federator's children; federator up said:\n%s",
+					comm, session.Out.Contents())
+			}
+		}, 2*time.Minute, 2*time.Second).Should(Succeed())
 		By("registering every member as a Ready Cluster")
 		hub := upClient(filepath.Join(dir, "hub.kubeconfig"))
 		var want []any
@@ -79,7 +82,12 @@ var _ = Describe("federator up --members 20", func() {
 			}
 		}, 3*time.Minute, 2*time.Second).Should(Succeed())
 
+		if died := regexp.MustCompile(`(?m)^federator: .* exited while the fleet runs .*$`).FindAllString(string(session.Out.Contents()), -1); len(died) > 0 {
+			AddReportEntry("federator up --members 20: programs that died and were restarted", strings.Join(died, "\n"))
+		}
+
 		By("stopping on Ctrl-C: exit 0, every child gone, no kubeconfig left")
+		children = descendantProcesses(session.Command.Process.Pid)
 		Expect(session.Command.Process.Signal(os.Interrupt)).To(Succeed())
 		Eventually(session, 3*time.Minute).Should(gexec.Exit(0))
 		Expect(string(session.Out.Contents())).To(ContainSubstring("federator: fleet stopped"))
