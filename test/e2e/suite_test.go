@@ -84,12 +84,13 @@ var _ = BeforeSuite(func() {
 	}
 	o := hub.DefaultOptions()
 	o.ClusterStatusInterval = time.Second
-	metricsAddr = freeAddress()
-	o.MetricsAddr = metricsAddr
-	webhookAddr = freeAddress()
-	o.WebhookAddr = webhookAddr
+	// Chosen once the fleet runs, whose programs take ports of their own.
+	chooseAddresses := func(o *hub.Options) {
+		metricsAddr, webhookAddr = freeAddress(), freeAddress()
+		o.MetricsAddr, o.WebhookAddr = metricsAddr, webhookAddr
+	}
 	env, err = framework.Start(context.Background(), framework.Options{Dir: GinkgoT().TempDir(), Members: memberCount,
-		BinDir: binDir, Log: GinkgoWriter, Controllers: o, Provider: fleetProvider, KindPrefix: "federator-e2e"})
+		BinDir: binDir, Log: GinkgoWriter, Controllers: o, ChooseAddresses: chooseAddresses, Provider: fleetProvider, KindPrefix: "federator-e2e"})
 	Expect(err).NotTo(HaveOccurred(), "starting the suite's fleet (FLEET=%s; without FLEET the suite runs on the local fleet, which needs neither Docker nor podman)", fleetProvider)
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	hubClient, members, memberCS = env.Hub, env.Members, env.MemberCS

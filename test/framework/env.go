@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/dynamic"
@@ -64,6 +65,12 @@ type Options struct {
 	KindPrefix string
 	// Controllers are the options federator's controllers run with.
 	Controllers hub.Options
+	// ChooseAddresses, when set, sets the addresses the controllers serve
+	// on (metrics, webhook) in the options it is given. It is called once
+	// the fleet is up, right before the controllers start, so the fleet's
+	// own programs cannot take a port chosen free earlier; and again, up to
+	// controllerStartTries times, when a port was taken all the same.
+	ChooseAddresses func(*hub.Options)
 	// WrapHubTransport, when set, wraps the transport of Env.Hub (the
 	// test's own hub client, not the controllers'), e.g. to count its writes.
 	WrapHubTransport func(http.RoundTripper) http.RoundTripper
@@ -192,25 +199,51 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 		}
 	}
 
+	limit := o.ReadyTimeout
+	if limit == 0 {
+		limit = 2 * time.Minute
+	}
+	for try := 1; ; try++ {
+		if o.ChooseAddresses != nil {
+			o.ChooseAddresses(&o.Controllers)
+		}
+		err := e.startControllers(hubEndpoint.Config, o.Controllers, limit)
+		if err == nil {
+			return e, nil
+		}
+		if o.ChooseAddresses == nil || try == controllerStartTries || !strings.Contains(err.Error(), "address already in use") {
+			return nil, err
+		}
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "framework: %v; starting the controllers again on other ports\n", err)
+		}
+	}
+}
+
+// controllerStartTries is how often the controllers are started when a
+// port chosen for them was taken meanwhile.
+const controllerStartTries = 3
+
+// startControllers runs federator's controllers against the hub and returns
+// once they are ready; on error they are stopped.
+func (e *Env) startControllers(hubConfig *rest.Config, o hub.Options, limit time.Duration) error {
 	runCtx, stop := context.WithCancel(context.Background())
 	e.stopControllers = stop
 	e.controllersDone = make(chan error, 1)
 	ready := make(chan struct{})
 	go func() {
-		e.controllersDone <- hub.Run(runCtx, hubEndpoint.Config, o.Controllers, func() { close(ready) })
+		e.controllersDone <- hub.Run(runCtx, hubConfig, o, func() { close(ready) })
 	}()
-	limit := o.ReadyTimeout
-	if limit == 0 {
-		limit = 2 * time.Minute
-	}
 	select {
 	case <-ready:
-		return e, nil
+		return nil
 	case err := <-e.controllersDone:
 		e.controllersDone = nil
-		return nil, fmt.Errorf("controllers stopped before they were ready: %w", err)
+		stop()
+		e.stopControllers = nil
+		return fmt.Errorf("controllers stopped before they were ready: %w", err)
 	case <-time.After(limit):
-		return nil, fmt.Errorf("controllers not ready within %s", limit)
+		return fmt.Errorf("controllers not ready within %s", limit)
 	}
 }
 
