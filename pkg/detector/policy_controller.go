@@ -172,19 +172,19 @@ func ClustersKnown(spec policyv1alpha1.PropagationSpec, annotations map[string]s
 	if len(unknownSuspended) > 0 {
 		reason = policykeys.ReasonUnknownSuspendedCluster
 		problems = append(problems, fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames: %s name no registered Cluster; "+
-			"dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins", quote(unknownSuspended)))
+			"dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins", hold.QuotedNames(unknownSuspended)))
 	}
 	if keys := unknownSuspendedAnnotations(annotations, known); len(keys) > 0 {
 		reason = policykeys.ReasonUnknownSuspendedCluster
 		problems = append(problems, fmt.Sprintf("metadata.annotations: %s name no registered Cluster; "+
-			"dispatching to every cluster of this policy's bindings is held until the annotation is fixed or removed, or such a Cluster joins", quote(keys)))
+			"dispatching to every cluster of this policy's bindings is held until the annotation is fixed or removed, or such a Cluster joins", hold.QuotedNames(keys)))
 	}
 	if len(unknownPlaced) > 0 {
 		if reason == "" {
 			reason = policykeys.ReasonUnknownPlacementCluster
 		}
 		problems = append(problems, fmt.Sprintf("spec.placement.clusterAffinity.clusterNames: %s name no registered Cluster; "+
-			"they get nothing until such a Cluster joins", quote(unknownPlaced)))
+			"they get nothing until such a Cluster joins", hold.QuotedNames(unknownPlaced)))
 	}
 	if reason == "" {
 		return metav1.Condition{Type: policykeys.ConditionClustersKnown, Status: metav1.ConditionTrue,
@@ -202,14 +202,6 @@ func unknownSuspendedAnnotations(annotations map[string]string, known []string) 
 		unknown[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
 	}
 	return unknown
-}
-
-func quote(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // recordConditions writes conds into the policy's status.conditions when

@@ -31,7 +31,7 @@ func TestPolicyStatus(t *testing.T) {
 				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
 				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member9"}}}}}
 	}
-	const unknown = `Warning UnknownCluster spec.placement.clusterAffinity.clusterNames: ["member9"]`
+	const unknown = `Warning UnknownCluster spec.placement.clusterAffinity.clusterNames: "member9"`
 	run := func(t *testing.T, passes int) (statusWrites int, events []string) {
 		t.Helper()
 		pp := newPolicy()

@@ -3,6 +3,7 @@ package hold
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -93,7 +94,7 @@ var unknownSuspendedClusterCheck = Check{Name: "UnknownSuspendedCluster", Holds:
 	}
 	return Hold{Reason: workkeys.ReasonSuspendDispatching,
 		Message: fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames of %s names %s, which is no registered Cluster; "+
-			"every cluster is held until the name is fixed or such a cluster joins", policy, quoteAll(unknown))}, true
+			"every cluster is held until the name is fixed or such a cluster joins", policy, QuotedNames(unknown))}, true
 }}
 
 // UnknownSuspendedClusters are the names in s's
@@ -113,10 +114,13 @@ func UnknownSuspendedClusters(s *policyv1alpha1.Suspension, known []string) []st
 	return unknown
 }
 
-func quoteAll(names []string) string {
+// QuotedNames is how a message names clusters (or keys): each Go-quoted,
+// so a stray space or an empty name shows, separated by commas. The hold
+// messages and the policy's ClustersKnown condition both use it.
+func QuotedNames(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = "'" + n + "'"
+		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
 }

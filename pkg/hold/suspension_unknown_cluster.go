@@ -30,7 +30,7 @@ var unknownClusterAnnotationCheck = Check{Name: "UnknownSuspendedClusterAnnotati
 				keys[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
 			}
 			problems = append(problems, fmt.Sprintf("annotation %s on %s names %s, which is no registered Cluster",
-				strings.Join(keys, ", "), o, quoteAll(unknown)))
+				strings.Join(keys, ", "), o, QuotedNames(unknown)))
 		}
 	}
 	if len(problems) == 0 {

@@ -35,12 +35,12 @@ var _ = Describe("a per-cluster suspension annotation naming a cluster that does
 			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, name) }).Should(And(
 				Not(BeNil()), HaveField("Reason", "SuspendDispatching")), m)
 			Expect(holdMessageOf(m, ns, name)).To(Equal("annotation suspended.propagation.federator.dev/membr2 on PropagationPolicy "+
-				"suspend-annotation-unknown/web names 'membr2', which is no registered Cluster; every cluster is held until the "+
+				"suspend-annotation-unknown/web names \"membr2\", which is no registered Cluster; every cluster is held until the "+
 				"annotation names a registered Cluster or is removed (`federator resume --clusters NAME`), or such a cluster joins"), m)
 		}
 		Eventually(func() *metav1.Condition { return clustersKnown(ns, name) }).Should(And(
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "UnknownSuspendedCluster"),
-			HaveField("Message", ContainSubstring(`metadata.annotations: ["suspended.propagation.federator.dev/membr2"] name no registered Cluster`))))
+			HaveField("Message", ContainSubstring(`metadata.annotations: "suspended.propagation.federator.dev/membr2" name no registered Cluster`))))
 		newVersionHeldEverywhere(ns, name, "nginx:1.27", recorders)
 
 		By("fixing the name: only member2 stays held")

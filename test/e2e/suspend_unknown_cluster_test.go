@@ -58,11 +58,11 @@ var _ = Describe("a suspension list naming a cluster that does not exist", func(
 			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, name) }).Should(And(
 				Not(BeNil()), HaveField("Reason", "SuspendDispatching")), m)
 			Expect(holdMessageOf(m, ns, name)).To(Equal("spec.suspension.dispatchingOnClusters.clusterNames of PropagationPolicy "+
-				"suspend-unknown-cluster/web names 'membr3', which is no registered Cluster; every cluster is held until the name is fixed or such a cluster joins"), m)
+				"suspend-unknown-cluster/web names \"membr3\", which is no registered Cluster; every cluster is held until the name is fixed or such a cluster joins"), m)
 		}
 		Eventually(func() *metav1.Condition { return clustersKnown(ns, name) }).Should(And(
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "UnknownSuspendedCluster"),
-			HaveField("Message", `spec.suspension.dispatchingOnClusters.clusterNames: ["membr3"] name no registered Cluster; `+
+			HaveField("Message", `spec.suspension.dispatchingOnClusters.clusterNames: "membr3" name no registered Cluster; `+
 				`dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins`)))
 		newVersionHeldEverywhere(ns, name, "nginx:1.27", recorders)
 
@@ -89,10 +89,10 @@ var _ = Describe("a suspension list naming a cluster that does not exist", func(
 		rejoin := leave("member3")
 		Eventually(func() *metav1.Condition { return clustersKnown(ns, name) }).Should(And(
 			HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "UnknownSuspendedCluster"),
-			HaveField("Message", And(ContainSubstring(`spec.suspension.dispatchingOnClusters.clusterNames: ["member3"]`),
-				ContainSubstring(`spec.placement.clusterAffinity.clusterNames: ["member3"]`)))))
+			HaveField("Message", And(ContainSubstring(`spec.suspension.dispatchingOnClusters.clusterNames: "member3"`),
+				ContainSubstring(`spec.placement.clusterAffinity.clusterNames: "member3"`)))))
 		for _, m := range []string{"member1", "member2"} {
-			Eventually(func() string { return holdMessageOf(m, ns, name) }).Should(ContainSubstring("names 'member3', which is no registered Cluster"), m)
+			Eventually(func() string { return holdMessageOf(m, ns, name) }).Should(ContainSubstring("names \"member3\", which is no registered Cluster"), m)
 		}
 		setImage(ns, name, "nginx:1.27")
 		for _, m := range []string{"member1", "member2"} {

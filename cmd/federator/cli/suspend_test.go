@@ -201,7 +201,7 @@ func TestResumeSaysWhatStillHolds(t *testing.T) {
 			nil, map[string]string{onMember2: "canary", "suspended.propagation.federator.dev/membr2": "canary"}, nil,
 			[]string{"resume", "deployment", "web", "-n", "demo", "--clusters", "member2"},
 			[]string{deployWeb + ": still held on member2: annotation suspended.propagation.federator.dev/membr2 on " + deployWeb +
-				" names 'membr2', which is no registered Cluster"}},
+				" names \"membr2\", which is no registered Cluster"}},
 		{"nothing else holds: it says dispatching resumes",
 			map[string]string{suspended: "incident 42"}, nil, nil,
 			[]string{"resume", "pp", "web", "-n", "demo"},
