@@ -14,7 +14,7 @@
 #   work.karmada.io_resourcebindings.yaml              work/v1alpha2 only
 #   work.karmada.io_clusterresourcebindings.yaml       work/v1alpha2 only
 #   cluster.karmada.io_clusters.yaml                   cluster/v1alpha1
-#   gating.federator.dev_gates.yaml                    federator's Gate (apis/policy/gating)
+#   gating.federator.dev_gates.yaml                    federator's Gate (apis/gating)
 #   rollouts.federator.dev_rollouts.yaml               federator's Rollout (apis/rollouts)
 #   rollouts.federator.dev_clusterrollouts.yaml        federator's ClusterRollout (apis/rollouts)
 #
@@ -61,7 +61,7 @@ controller_gen crd \
 	output:crd:dir="${tmp_dir}/v1alpha2"
 controller_gen object paths="./apis/..."
 controller_gen crd \
-	paths="./apis/policy/gating/..." \
+	paths="./apis/gating/..." \
 	paths="./apis/rollouts/..." \
 	output:crd:dir="${tmp_dir}/federator"
 

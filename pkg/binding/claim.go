@@ -19,8 +19,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	policykeys "github.com/federator-dev/federator/apis/policy"
-	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/lanes"

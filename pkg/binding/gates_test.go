@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
-	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 
 	// Only this test imports the gate controller: to check that the
 	// binding controller's verdict is the one the gate controller would

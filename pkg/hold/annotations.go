@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	policykeys "github.com/federator-dev/federator/apis/policy"
-	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
 )
 
 // isHoldAnnotation says whether an annotation of a template, a policy or a

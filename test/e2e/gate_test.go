@@ -25,7 +25,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 
-	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 
 	"github.com/federator-dev/federator/test/framework"
 )

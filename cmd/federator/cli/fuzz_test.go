@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	gatingv1alpha1 "github.com/federator-dev/federator/apis/policy/gating/v1alpha1"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/internal/fuzztest"
 	"github.com/federator-dev/federator/pkg/gatestate"
 )
