@@ -99,6 +99,7 @@ type options struct {
 	deletions bool
 	placement bool
 	jobs      bool
+	rollouts  bool
 	replicas  int
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
@@ -148,6 +149,9 @@ func main() {
 		"also take members out of the policy's placement and put them back; --placement=false chooses, for a seed, the operations it chose before placement changes were added")
 	flag.BoolVar(&o.jobs, "jobs", true,
 		"also change a Job template (its version an annotation); --jobs=false chooses, for a seed, the operations it chose before the Job was added")
+	flag.BoolVar(&o.rollouts, "rollouts", true,
+		"also create a Rollout over the policy (its stages split the members), pause, resume and promote it, and delete it; "+
+			"--rollouts=false chooses, for a seed, the operations it chose before Rollouts were added")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()

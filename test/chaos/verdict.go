@@ -55,7 +55,7 @@ func (r *chaosRun) verdict(res *result) int {
 			logf("history written to %s", r.o.history)
 		}
 	}
-	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace}
+	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace, stores: all}
 	var violations []*violation
 	for _, s := range all {
 		if v := c.check(s); v != nil {
@@ -100,6 +100,9 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	if !r.o.jobs {
 		args = append(args, "--jobs=false")
+	}
+	if !r.o.rollouts {
+		args = append(args, "--rollouts=false")
 	}
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
@@ -155,10 +158,24 @@ func (r *chaosRun) verdict(res *result) int {
 			code = exitViolation
 		}
 		var others []*violation
+		stage := r.stageSelfTest
+		caughtStage := false
 		for _, v := range violations {
-			if v.Stored.Version != selfTestVersion {
+			switch {
+			case v.Stored.Version == selfTestVersion:
+			case stage != nil && v.Why != "" && v.Removal == nil && v.Stored.Template == stage.template &&
+				v.Stored.Member == stage.member && v.Stored.Version == stage.version:
+				caughtStage = true
+				fmt.Println("self-test: the checker reported the version written behind the hub's back to a stage not yet started:")
+				fmt.Println(c.report(v, r.names, r.began))
+			default:
 				others = append(others, v)
 			}
+		}
+		if stage != nil && !caughtStage {
+			fmt.Printf("SELF-TEST FAILED: the checker did not report %s %s, written straight to %s before its stage started\n",
+				stage.template, stage.version, stage.member)
+			code = exitViolation
 		}
 		violations = others
 		var otherForeign []string
@@ -282,7 +299,7 @@ func checkHistory(path string, grace time.Duration) int {
 		logf("--check-history: %s is no history --history wrote: %v", path, err)
 		return exitError
 	}
-	c := &checker{intents: h.Writes, faults: h.Faults, grace: grace}
+	c := &checker{intents: h.Writes, faults: h.Faults, grace: grace, stores: h.Stored}
 	var members []string
 	for _, s := range h.Stored {
 		if !slices.Contains(members, s.Member) {
