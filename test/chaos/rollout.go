@@ -266,3 +266,19 @@ func (c *checker) stageHold(s stored) string {
 	}
 	return why
 }
+
+// underRollout is whether a Rollout the user wrote may have decided s: one
+// existed in a state that counted while s was written.
+func (c *checker) underRollout(s stored) bool {
+	from, to := s.window()
+	for j, in := range c.intents {
+		end := forever
+		if j+1 < len(c.intents) {
+			end = c.intents[j+1].Done.Add(c.grace)
+		}
+		if in.State.rollout() != nil && !in.Sent.After(to) && !end.Before(from) {
+			return true
+		}
+	}
+	return false
+}

@@ -30,8 +30,9 @@ func TestCheckerJudgesStoresAgainstTheRolloutsStages(t *testing.T) {
 	// History: the Rollout created over v1 (1 s); v2 (2 s); stage
 	// 'approve' promoted (8 s); paused (20 s); v3 while paused (21 s);
 	// promoted (25 s); resumed (30 s); member1 suspended (40 s); v4 (41 s); member1 left
-	// out of the placement (50 s); promoted again (52 s); the Rollout
-	// deleted (60 s); v5 (61 s).
+	// out of the placement (50 s); promoted again (52 s); v6 (55 s);
+	// member1 resumed and put back (56 s); the Rollout deleted (60 s);
+	// v5 (61 s).
 	var history []intent
 	s := initialState(map[string]string{"web": "v1"})
 	add := func(ms int, what string, change func(*state)) {
@@ -50,6 +51,8 @@ func TestCheckerJudgesStoresAgainstTheRolloutsStages(t *testing.T) {
 	add(41000, "v4", version("v4"))
 	add(50000, "member1 left out", func(s *state) { s.Unplaced = map[string]bool{"member1": true} })
 	add(52000, "rollout-promote", promoted(52000))
+	add(55000, "v6", version("v6"))
+	add(56000, "resume member1, put it back", func(s *state) { s.SuspendOn, s.Unplaced = nil, nil })
 	add(60000, "rollout-delete", func(s *state) { s.Rollout = nil })
 	add(61000, "v5", version("v5"))
 
@@ -57,7 +60,8 @@ func TestCheckerJudgesStoresAgainstTheRolloutsStages(t *testing.T) {
 		return stored{Template: "web", Member: member, Version: v, Written: at(ms), Observed: at(ms + 50)}
 	}
 	c := &checker{intents: history, grace: 2 * time.Second, stores: []stored{
-		store("member1", "v2", 3000), store("member2", "v2", 9000), store("member1", "v3", 30500), store("member2", "v4", 53000)}}
+		store("member1", "v2", 3000), store("member2", "v2", 9000), store("member1", "v3", 30500), store("member2", "v4", 53000),
+		store("member1", "v6", 56500)}}
 	for _, tc := range []struct {
 		name  string
 		store stored
@@ -78,6 +82,7 @@ func TestCheckerJudgesStoresAgainstTheRolloutsStages(t *testing.T) {
 		{"a promoted stage-2 cluster once stage 1 soaked", store("member2", "v3", 33000), false},
 		{"the last stage, while stage 1 is held by a suspension (the rollout waits)", store("member3", "v4", 45000), true},
 		{"the last stage, stage 1 left out of the placement and stage 2 promoted and stored", store("member3", "v4", 54000), false},
+		{"a stage-2 cluster after stage 1 stored and soaked, promoted only before the version was written", store("member2", "v6", 59000), true},
 		{"anywhere once the Rollout is deleted", store("member3", "v5", 61500), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -232,6 +232,12 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
 	logf("setup done: every member has every template, and an object of its own; %d operations follow", r.o.steps)
+	if r.o.readyDeployments {
+		readyCtx, stopReady := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() { defer close(stopped); r.markDeploymentsReady(readyCtx) }()
+		defer func() { stopReady(); <-stopped }()
+	}
 
 	pausedUntil := 0
 	var settles []time.Duration

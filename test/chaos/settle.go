@@ -47,9 +47,10 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 			return err
 		}
 	}
-	// The Rollout goes: on these bare members no Deployment is ever
-	// healthy, so a revision never passes its first stage; deleting the
-	// Rollout lifts its holds (docs/rollouts.md).
+	// The Rollout goes: its second stage waits for a promote of each
+	// revision (and without --ready-deployments no Deployment on these
+	// bare members is ever healthy, so no revision passes the first);
+	// deleting the Rollout lifts its holds (docs/rollouts.md).
 	if r.current().Rollout != nil {
 		if err := do(op{Kind: opRolloutDelete}, func(n *state) { n.Rollout = nil }); err != nil {
 			return err

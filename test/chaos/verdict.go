@@ -57,9 +57,13 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace, stores: all}
 	var violations []*violation
+	staged := 0
 	for _, s := range all {
 		if v := c.check(s); v != nil {
 			violations = append(violations, v)
+		}
+		if c.underRollout(s) {
+			staged++
 		}
 	}
 	for _, d := range removals {
@@ -104,6 +108,9 @@ func (r *chaosRun) verdict(res *result) int {
 	if !r.o.rollouts {
 		args = append(args, "--rollouts=false")
 	}
+	if !r.o.readyDeployments {
+		args = append(args, "--ready-deployments=false")
+	}
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
 	}
@@ -118,11 +125,11 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
 		"%d replicas restarted after exiting by themselves; "+
-		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d deletions checked, "+
+		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d of them while a Rollout existed, %d deletions checked, "+
 		"%d objects the hub never placed checked, %d violations; "+
 		"recorder gaps relisted: %d",
 		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
-		len(all), objects, len(all), len(r.intents), r.o.grace, len(removals), owned, len(violations)+len(foreign), len(gaps))
+		len(all), objects, len(all), len(r.intents), r.o.grace, staged, len(removals), owned, len(violations)+len(foreign), len(gaps))
 	code := 0
 	for _, err := range recErrs {
 		logf("recorder: %v", err)
