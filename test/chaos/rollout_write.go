@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +28,8 @@ const (
 	// rolloutTakeIn is how long a created Rollout may take to take in its
 	// first revision (status.revision 1) before the run gives up.
 	rolloutTakeIn = time.Minute
+	// promoteWait is how long a promote waits for its stage to wait.
+	promoteWait = 6 * time.Second
 )
 
 // chaosStages split the members: the first alone and soaking, then the
@@ -88,11 +91,26 @@ func writeRollout(ctx context.Context, hub client.Client, o op, next *state, sen
 		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{policykeys.SuspendedAnnotation: v}}})
 		return hub.Patch(ctx, ro, client.RawPatch(types.MergePatchType, raw))
 	case opRolloutPromote:
-		// As `federator rollout promote --stage`: the revision the status
-		// names now.
-		*sent = time.Now()
-		if err := hub.Get(ctx, key, ro); err != nil {
-			return err
+		// As a person watching `federator rollout status` does: wait a
+		// little for the stage to wait for its promote (the operations
+		// stop meanwhile, so a revision can get through the first stage),
+		// then `federator rollout promote --stage`: the revision the
+		// status names then.
+		deadline := time.Now().Add(promoteWait)
+		for {
+			*sent = time.Now()
+			if err := hub.Get(ctx, key, ro); err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(ro.Status.Conditions, rolloutsv1alpha1.ConditionPaused)
+			if c != nil && c.Status == metav1.ConditionTrue && c.Reason == rolloutsv1alpha1.ReasonWaitingForPromotion || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
 			rolloutsv1alpha1.PromoteAnnotation: fmt.Sprintf("%d/%s", ro.Status.Revision, o.Stage)}}})
