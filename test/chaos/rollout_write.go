@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -132,14 +132,21 @@ func writeRollout(ctx context.Context, hub client.Client, o op, next *state, sen
 // can report.
 type stageSelfTest struct{ template, member, version string }
 
-// selfTestStage lifts every hold, creates the Rollout, writes a new
-// version of the ConfigMap to the hub and at once, behind the hub's back,
-// to a member of a later stage: every hold releases it there, but the
-// Rollout does not (the first stage has not stored it and soaked, and the
-// second was not promoted). The checker must report it as the Rollout's.
+// selfTestStage lifts every hold and waits for the members to converge,
+// creates the Rollout, writes a new version of the ConfigMap to the hub
+// and at once, behind the hub's back, to a member of a later stage: every
+// hold releases it there, but the Rollout does not (the first stage has
+// not stored it and soaked, and the second was not promoted). The checker
+// must report it as the Rollout's. The member's copy is patched, never
+// created: one the hub did not create it would not take over (Karmada's
+// conflict resolution), and the member would never converge.
 func (r *chaosRun) selfTestStage(ctx context.Context, g *generator, step int) error {
-	if err := r.resumeEverything(ctx, step, "self-test"); err != nil {
+	res, err := r.settle(ctx, step, "self-test")
+	if err != nil {
 		return err
+	}
+	if len(res.stale) > 0 {
+		return fmt.Errorf("self-test: the members did not converge before the Rollout was created: %s", strings.Join(res.stale, "; "))
 	}
 	if err := r.writeOp(ctx, step, "self-test", op{Kind: opRolloutCreate}, func(n *state) { n.Rollout = &rolloutState{Stages: chaosStages(r.names)} }); err != nil {
 		return err
@@ -158,12 +165,8 @@ func (r *chaosRun) selfTestStage(ctx context.Context, g *generator, step int) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c := r.members[member]
-	err := c.Patch(ctx, templateObject(configMap), client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"data":{"version":%q}}`, o.Version)),
-		client.FieldOwner(selfTestOwner))
-	if apierrors.IsNotFound(err) {
-		err = c.Create(ctx, newTemplate(configMap, o.Version), client.FieldOwner(selfTestOwner))
-	}
+	err = r.members[member].Patch(ctx, templateObject(configMap),
+		client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"data":{"version":%q}}`, o.Version)), client.FieldOwner(selfTestOwner))
 	if err != nil {
 		return fmt.Errorf("self-test write to %s: %w", member, err)
 	}
