@@ -68,7 +68,8 @@
 //
 // `make chaos [SEED=N] [STEPS=N]` runs it; a run prints its seed and a
 // violation prints the line that replays it. --self-test writes one
-// member object behind the hub's back and succeeds only if the checker
+// member object behind the hub's back (and, with Rollouts, a version to a
+// member whose stage has not started) and succeeds only if the checker
 // reports it.
 package main
 

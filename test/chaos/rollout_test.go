@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +125,46 @@ func TestCheckerReleasesTheFirstRevisionEverywhere(t *testing.T) {
 	judge(t, c, "web", []storeCase{
 		{"the last stage gets the first revision once it is resumed", stored{Member: "member3", Version: "v1", Written: at(10000), Observed: at(10100)}, false},
 	})
+}
+
+// Rollout operations come only while the policy exists: a create without
+// a Rollout, a pause (or resume), a promote or a delete with one.
+func TestRolloutOperationsAreChosenOnlyWhereTheyCanBeWritten(t *testing.T) {
+	counts := map[string]int{}
+	members := []string{"member1", "member2", "member3"}
+	for seed := int64(1); seed <= 20; seed++ {
+		g := &generator{rng: rand.New(rand.NewSource(seed)), seed: seed, members: members, gates: true, deletions: true, placement: true, rollouts: true}
+		s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
+		for range 300 {
+			o, n := g.next(s)
+			switch o.Kind {
+			case opRolloutCreate:
+				if s.Rollout != nil || n.Rollout == nil || len(n.Rollout.Stages) != 2 || n.Rollout.Paused {
+					t.Fatalf("seed %d: %s with %+v left %+v", seed, o, s.Rollout, n.Rollout)
+				}
+			case opRolloutPause:
+				if s.Rollout == nil || n.Rollout.Paused == s.Rollout.Paused {
+					t.Fatalf("seed %d: %s with %+v left %+v", seed, o, s.Rollout, n.Rollout)
+				}
+			case opRolloutPromote:
+				if s.Rollout == nil || o.Stage != promotedStage {
+					t.Fatalf("seed %d: %s with %+v", seed, o, s.Rollout)
+				}
+			case opRolloutDelete:
+				if s.Rollout == nil || n.Rollout != nil {
+					t.Fatalf("seed %d: %s with %+v left %+v", seed, o, s.Rollout, n.Rollout)
+				}
+			}
+			if strings.HasPrefix(o.Kind, "rollout-") && !s.PolicyExists {
+				t.Fatalf("seed %d: %s while the policy is deleted", seed, o)
+			}
+			counts[o.Kind]++
+			s = n
+		}
+	}
+	for _, k := range []string{opRolloutCreate, opRolloutPause, opRolloutPromote, opRolloutDelete} {
+		if counts[k] == 0 {
+			t.Errorf("%s never chosen in 6000 operations", k)
+		}
+	}
 }
