@@ -44,6 +44,9 @@ type checker struct {
 	// cache receives it). A version the dispatcher sent before that is
 	// "in flight", not a violation.
 	grace time.Duration
+	// stores are every version recorded on every member: a Rollout's
+	// stage starts only once the earlier stages stored the version.
+	stores []stored
 }
 
 // span is a time a stored version may have been written in.
@@ -177,7 +180,8 @@ func (c *checker) inFlight(member string, sp span) time.Time {
 type violation struct {
 	Stored stored
 	// Removal, when set, is the deletion that was not due; Stored then
-	// names its template, member and time only. Why says why.
+	// names its template, member and time only. Why says why, and, for
+	// a store the holds released, why the Rollout had not.
 	Removal *removal
 	Why     string
 	// Around are the intents whose span comes near the write.
@@ -187,7 +191,24 @@ type violation struct {
 // check returns nil when some state the user wrote released s.Version for
 // s.Member at an instant the write may have happened in, else the
 // violation.
+// When the holds released it, the Rollout must have released it too
+// (stageHold); Why then says why it did not.
 func (c *checker) check(s stored) *violation {
+	from, to := s.window()
+	if c.releasedByHolds(s) {
+		why := c.stageHold(s)
+		if why == "" {
+			return nil
+		}
+		return &violation{Stored: s, Why: why, Around: c.around(from, to)}
+	}
+	return &violation{Stored: s, Around: c.around(from, to)}
+}
+
+// releasedByHolds is whether some state the user wrote released
+// s.Version for s.Member, by every hold but the Rollout's, at an instant
+// the write may have happened in.
+func (c *checker) releasedByHolds(s stored) bool {
 	from, to := s.window()
 	for i := range c.intents {
 		for _, st := range c.stateVariants(i) {
@@ -197,13 +218,17 @@ func (c *checker) check(s stored) *violation {
 			}
 			for _, sp := range spans {
 				if !sp.from.After(to) && !sp.to.Before(from) {
-					return nil
+					return true
 				}
 			}
 		}
 	}
-	// Around: the writes of the few seconds before the store (the last
-	// one before it even if older) up to shortly after it.
+	return false
+}
+
+// around are the writes of the few seconds before [from, to] (the last
+// one before it even if older) up to shortly after it.
+func (c *checker) around(from, to time.Time) []int {
 	var around []int
 	for i, in := range c.intents {
 		before := i+1 < len(c.intents) && !c.intents[i+1].Sent.After(from)
@@ -214,7 +239,7 @@ func (c *checker) check(s stored) *violation {
 	if len(around) > 30 {
 		around = around[len(around)-30:]
 	}
-	return &violation{Stored: s, Around: around}
+	return around
 }
 
 // checkRemoval returns nil when d, a member's copy seen deleted, was due:
@@ -347,7 +372,12 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 	} else {
 		fmt.Fprintf(&b, "VIOLATION: %s stored %s version %q (resourceVersion %s), written between %s and %s (observed %s, %s),\n",
 			s.Member, s.Template, s.Version, s.ResourceVersion, rel(from), rel(to), rel(s.Observed), s.Observed.UTC().Format(time.RFC3339Nano))
-		fmt.Fprintf(&b, "but no state the user wrote released %q for %s in that time (grace %s after a hold returned).\n", s.Version, s.Member, c.grace)
+		if v.Why != "" {
+			fmt.Fprintf(&b, "released by the holds, but no Rollout the user wrote had released %q to %s by then: %s (grace %s after a write returned).\n",
+				s.Version, s.Member, v.Why, c.grace)
+		} else {
+			fmt.Fprintf(&b, "but no state the user wrote released %q for %s in that time (grace %s after a hold returned).\n", s.Version, s.Member, c.grace)
+		}
 		fmt.Fprintf(&b, "Its field managers: %s.\n", strings.Join(s.Writers, "; "))
 	}
 	introduced := ""
@@ -375,6 +405,9 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 		}
 		if g := in.State.describeGates(rel); g != "" {
 			holds += " | gates " + g
+		}
+		if r := in.State.describeRollout(rel); r != "" {
+			holds += " | rollout " + r
 		}
 		fmt.Fprintf(&b, "  step %3d %s .. %s %-40s latest %-26s at %s: %s | holds: %s\n", in.Step, rel(in.Sent), rel(in.Done), in.Op,
 			in.State.Templates[s.Template].Version, rel(at), in.State.describe(s.Template, members, at, c.grace), holds)

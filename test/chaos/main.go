@@ -14,7 +14,8 @@
 //     with spec.window and one opened by spec.schedules for 20 s every
 //     minute, and deleted; templates deleted under the policy's
 //     deletion delay, none, 3 s or 12 s, and created again, often
-//     within it), 0–500 ms apart so they race the controllers;
+//     within it; a Rollout over the policy created, paused, resumed,
+//     promoted and deleted), 0–500 ms apart so they race the controllers;
 //   - injects faults between operations (faults.go): one of two controller
 //     replicas SIGKILLed and restarted, a member API server frozen
 //     (SIGSTOP) for a few operations, the hub's API server and a member's
@@ -59,9 +60,16 @@
 // the deletion's write and the grace after it returned (the Works keep
 // the last decision the controller made before it saw the deletion).
 //
+// A Rollout's stages (rollout.go): a version every hold released must
+// also have been released by the Rollout, if one existed, before it was
+// stored: every placed cluster of an earlier stage stored it a soak
+// before, a stage that pauses was promoted after it was written, and the
+// Rollout was not paused (plus the grace).
+//
 // `make chaos [SEED=N] [STEPS=N]` runs it; a run prints its seed and a
 // violation prints the line that replays it. --self-test writes one
-// member object behind the hub's back and succeeds only if the checker
+// member object behind the hub's back (and, with Rollouts, a version to a
+// member whose stage has not started) and succeeds only if the checker
 // reports it.
 package main
 
@@ -99,7 +107,11 @@ type options struct {
 	deletions bool
 	placement bool
 	jobs      bool
-	replicas  int
+	rollouts  bool
+	// readyDeployments: write the members' Deployment statuses as rolled
+	// out (ready.go).
+	readyDeployments bool
+	replicas         int
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
 	settleEvery int
@@ -148,6 +160,12 @@ func main() {
 		"also take members out of the policy's placement and put them back; --placement=false chooses, for a seed, the operations it chose before placement changes were added")
 	flag.BoolVar(&o.jobs, "jobs", true,
 		"also change a Job template (its version an annotation); --jobs=false chooses, for a seed, the operations it chose before the Job was added")
+	flag.BoolVar(&o.rollouts, "rollouts", true,
+		"also create a Rollout over the policy (its stages split the members), pause, resume and promote it, and delete it; "+
+			"--rollouts=false chooses, for a seed, the operations it chose before Rollouts were added")
+	flag.BoolVar(&o.readyDeployments, "ready-deployments", true,
+		"stand in for the members' deployment controller: write each member Deployment's status as rolled out at its generation, so Rollout stages become healthy and complete; "+
+			"the operations and faults of a seed stay the same")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()

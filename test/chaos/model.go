@@ -49,6 +49,9 @@ type state struct {
 	// part of the decision and the version a Work carries are that
 	// state's. nil while the policy exists.
 	Frozen *state
+	// Rollout is the Rollout over the policy as the user wrote it
+	// (rollout.go); nil: none.
+	Rollout *rolloutState
 }
 
 type templateState struct {
@@ -234,6 +237,7 @@ func (s state) clone() state {
 	c.PolicyClusters = maps.Clone(s.PolicyClusters)
 	c.SuspendOn = maps.Clone(s.SuspendOn)
 	c.Unplaced = maps.Clone(s.Unplaced)
+	c.Rollout = s.Rollout.clone()
 	c.Templates = map[string]templateState{}
 	for k, t := range s.Templates {
 		t.Clusters = maps.Clone(t.Clusters)

@@ -114,6 +114,10 @@ const (
 	opRecreateTemplate     = "recreate-template"
 	opDeletionDelay        = "policy-deletion-delay"
 	opPlacement            = "change-placement"
+	opRolloutCreate        = "rollout-create"
+	opRolloutPause         = "rollout-paused-annotation"
+	opRolloutPromote       = "rollout-promote"
+	opRolloutDelete        = "rollout-delete"
 	faultKillController    = "kill-controller"
 	faultPauseMember       = "pause-member"
 	faultRestartHub        = "restart-hub"
@@ -139,6 +143,8 @@ type op struct {
 	Alias bool
 	// Delay is the policy's deletion delay an opDeletionDelay writes.
 	Delay time.Duration
+	// Stage is the stage an opRolloutPromote promotes.
+	Stage string
 }
 
 // deletionDelays are the values an opDeletionDelay chooses from: none, one
@@ -169,6 +175,9 @@ func (o op) String() string {
 	if o.Kind == opDeletionDelay {
 		s += " " + o.Delay.String()
 	}
+	if o.Stage != "" {
+		s += " --stage " + o.Stage
+	}
 	return s
 }
 
@@ -190,6 +199,10 @@ type generator struct {
 	// placement: take members out of the policy's placement and put them
 	// back. Without, a seed chooses the operations it chose before.
 	placement bool
+	// rollouts: create a Rollout over the policy, pause, resume and
+	// promote it, and delete it. Without, a seed chooses the operations
+	// it chose before Rollouts were added.
+	rollouts bool
 }
 
 func (g *generator) newVersion(template string) string {
@@ -227,6 +240,16 @@ func (g *generator) next(s state) (op, state) {
 	if g.placement && s.PolicyExists {
 		choices = append(choices, choice{opPlacement, 2})
 	}
+	// Rollout operations only while the policy exists: the rollout
+	// controller steps only then, and a Rollout created without one takes
+	// in its first revision whenever the policy comes back.
+	if g.rollouts && s.PolicyExists {
+		if s.Rollout == nil {
+			choices = append(choices, choice{opRolloutCreate, 2})
+		} else {
+			choices = append(choices, choice{opRolloutPause, 2}, choice{opRolloutPromote, 2}, choice{opRolloutDelete, 1})
+		}
+	}
 	kind := pick(g.rng, choices)
 	o := op{Kind: kind}
 	if kind == opGate {
@@ -255,7 +278,7 @@ func (g *generator) next(s state) (op, state) {
 	// As often as not, lift one of the holds in force instead: with
 	// every hold a coin flip, versions would hardly ever be released.
 	if lifts := liftable(s); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && kind != opRecreateTemplate &&
-		kind != opDeleteTemplate && kind != opDeletionDelay && g.rng.Intn(2) == 0 {
+		kind != opDeleteTemplate && kind != opDeletionDelay && kind != opRolloutCreate && kind != opRolloutDelete && g.rng.Intn(2) == 0 {
 		o = lifts[g.rng.Intn(len(lifts))]
 		kind = o.Kind
 	}
@@ -323,6 +346,15 @@ func (g *generator) next(s state) (op, state) {
 		delete(n.Gates, o.Gate)
 	case opGateList, opGateUnlist:
 		n.PolicyGates = toggle(n.PolicyGates, o.Gate)
+	case opRolloutCreate:
+		n.Rollout = &rolloutState{Stages: chaosStages(g.members)}
+	case opRolloutPause:
+		n.Rollout.Paused = !n.Rollout.Paused
+	case opRolloutPromote:
+		// The promote's time is the write's (write fills it in).
+		o.Stage = promotedStage
+	case opRolloutDelete:
+		n.Rollout = nil
 		// opGateOpen and opGateClose: the request times are the write's
 		// (write fills them in).
 	}
@@ -411,6 +443,9 @@ func liftable(s state) []op {
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.SuspendOn)) {
 		out = append(out, op{Kind: opSuspendOn, Member: m})
+	}
+	if s.Rollout != nil && s.Rollout.Paused {
+		out = append(out, op{Kind: opRolloutPause})
 	}
 	// A gate the policy lists is lifted by opening it (it may be open
 	// already: which depends on the clock) or by taking it off the list.

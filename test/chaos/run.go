@@ -60,6 +60,8 @@ type chaosRun struct {
 	// restarted counts replicas that exited by themselves and were
 	// started again.
 	restarted int
+	// stageSelfTest is the store --self-test made for the stage check.
+	stageSelfTest *stageSelfTest
 }
 
 type result struct {
@@ -200,7 +202,7 @@ func (r *chaosRun) current() state {
 
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates,
-		deletions: r.o.deletions, placement: r.o.placement}
+		deletions: r.o.deletions, placement: r.o.placement, rollouts: r.o.rollouts}
 	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
 	r.began = time.Now()
 
@@ -230,6 +232,12 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
 	logf("setup done: every member has every template, and an object of its own; %d operations follow", r.o.steps)
+	if r.o.readyDeployments {
+		readyCtx, stopReady := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() { defer close(stopped); r.markDeploymentsReady(readyCtx) }()
+		defer func() { stopReady(); <-stopped }()
+	}
 
 	pausedUntil := 0
 	var settles []time.Duration
@@ -286,6 +294,11 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		if r.o.selfTest && step == (r.o.steps+1)/2 {
 			if err := r.selfTestWrite(ctx, step); err != nil {
 				return nil, err
+			}
+			if r.o.rollouts {
+				if err := r.selfTestStage(ctx, g, step); err != nil {
+					return nil, err
+				}
 			}
 		}
 		o, next := g.next(r.current())

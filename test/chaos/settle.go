@@ -37,19 +37,22 @@ func (r *chaosRun) settle(ctx context.Context, step int, label string) (*result,
 // writes are numbered from step and their history says label.
 func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string) error {
 	do := func(o op, change func(*state)) error {
-		n := r.current().clone()
-		change(&n)
-		sent := time.Now()
-		if err := write(ctx, r.hub, o, &n, r.names, &sent); err != nil {
-			return fmt.Errorf("%s resume, %s: %w", label, o, err)
-		}
-		r.record(step, label+" "+o.String(), sent, time.Now(), n)
+		err := r.writeOp(ctx, step, label, o, change)
 		step++
-		return nil
+		return err
 	}
 	s := r.current()
 	if !s.PolicyExists {
 		if err := do(op{Kind: opRecreatePolicy}, func(n *state) { n.PolicyExists, n.Frozen = true, nil }); err != nil {
+			return err
+		}
+	}
+	// The Rollout goes: its second stage waits for a promote of each
+	// revision (and without --ready-deployments no Deployment on these
+	// bare members is ever healthy, so no revision passes the first);
+	// deleting the Rollout lifts its holds (docs/rollouts.md).
+	if r.current().Rollout != nil {
+		if err := do(op{Kind: opRolloutDelete}, func(n *state) { n.Rollout = nil }); err != nil {
 			return err
 		}
 	}
@@ -112,6 +115,19 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 			}
 		}
 	}
+	return nil
+}
+
+// writeOp writes o, which change makes of the current state, outside the
+// seed's operations: its history says label.
+func (r *chaosRun) writeOp(ctx context.Context, step int, label string, o op, change func(*state)) error {
+	n := r.current().clone()
+	change(&n)
+	sent := time.Now()
+	if err := write(ctx, r.hub, o, &n, r.names, &sent); err != nil {
+		return fmt.Errorf("%s, %s: %w", label, o, err)
+	}
+	r.record(step, label+" "+o.String(), sent, time.Now(), n)
 	return nil
 }
 

@@ -55,11 +55,15 @@ func (r *chaosRun) verdict(res *result) int {
 			logf("history written to %s", r.o.history)
 		}
 	}
-	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace}
+	c := &checker{intents: r.intents, faults: r.faults, grace: r.o.grace, stores: all}
 	var violations []*violation
+	staged := 0
 	for _, s := range all {
 		if v := c.check(s); v != nil {
 			violations = append(violations, v)
+		}
+		if c.underRollout(s) {
+			staged++
 		}
 	}
 	for _, d := range removals {
@@ -101,6 +105,12 @@ func (r *chaosRun) verdict(res *result) int {
 	if !r.o.jobs {
 		args = append(args, "--jobs=false")
 	}
+	if !r.o.rollouts {
+		args = append(args, "--rollouts=false")
+	}
+	if !r.o.readyDeployments {
+		args = append(args, "--ready-deployments=false")
+	}
 	if r.o.replicas != defaultReplicas {
 		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
 	}
@@ -115,11 +125,11 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
 		"%d replicas restarted after exiting by themselves; "+
-		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d deletions checked, "+
+		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d of them while a Rollout existed, %d deletions checked, "+
 		"%d objects the hub never placed checked, %d violations; "+
 		"recorder gaps relisted: %d",
 		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
-		len(all), objects, len(all), len(r.intents), r.o.grace, len(removals), owned, len(violations)+len(foreign), len(gaps))
+		len(all), objects, len(all), len(r.intents), r.o.grace, staged, len(removals), owned, len(violations)+len(foreign), len(gaps))
 	code := 0
 	for _, err := range recErrs {
 		logf("recorder: %v", err)
@@ -155,10 +165,24 @@ func (r *chaosRun) verdict(res *result) int {
 			code = exitViolation
 		}
 		var others []*violation
+		stage := r.stageSelfTest
+		caughtStage := false
 		for _, v := range violations {
-			if v.Stored.Version != selfTestVersion {
+			switch {
+			case v.Stored.Version == selfTestVersion:
+			case stage != nil && v.Why != "" && v.Removal == nil && v.Stored.Template == stage.template &&
+				v.Stored.Member == stage.member && v.Stored.Version == stage.version:
+				caughtStage = true
+				fmt.Println("self-test: the checker reported the version written behind the hub's back to a stage not yet started:")
+				fmt.Println(c.report(v, r.names, r.began))
+			default:
 				others = append(others, v)
 			}
+		}
+		if stage != nil && !caughtStage {
+			fmt.Printf("SELF-TEST FAILED: the checker did not report %s %s, written straight to %s before its stage started\n",
+				stage.template, stage.version, stage.member)
+			code = exitViolation
 		}
 		violations = others
 		var otherForeign []string
@@ -282,7 +306,7 @@ func checkHistory(path string, grace time.Duration) int {
 		logf("--check-history: %s is no history --history wrote: %v", path, err)
 		return exitError
 	}
-	c := &checker{intents: h.Writes, faults: h.Faults, grace: grace}
+	c := &checker{intents: h.Writes, faults: h.Faults, grace: grace, stores: h.Stored}
 	var members []string
 	for _, s := range h.Stored {
 		if !slices.Contains(members, s.Member) {

@@ -188,6 +188,8 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 		})
 	case opDeletePolicy:
 		return hub.Delete(ctx, pp)
+	case opRolloutCreate, opRolloutPause, opRolloutPromote, opRolloutDelete:
+		return writeRollout(ctx, hub, o, next, sent)
 	case opRecreatePolicy:
 		// The deleted policy may linger while a finalizer is removed (the
 		// controller may be down).
