@@ -103,7 +103,7 @@ func Step(in Input) Output {
 		out.Status.PausedAt = &now
 	case in.Paused == "" && out.Status.PausedAt != nil:
 		if out.Status.SoakStartedAt != nil {
-			moved := metav1.NewTime(out.Status.SoakStartedAt.Add(in.Now.Sub(out.Status.PausedAt.Time)))
+			moved := soakStart(out.Status.SoakStartedAt.Add(in.Now.Sub(out.Status.PausedAt.Time)))
 			out.Status.SoakStartedAt = &moved
 		}
 		out.Status.PausedAt = nil
@@ -285,10 +285,11 @@ func Step(in Input) Output {
 			if s.MinSuccessTime > 0 {
 				start := out.Status.SoakStartedAt
 				if priorStage != s.Name || start == nil {
-					start = &now
+					begin := soakStart(now.Time)
 					if out.Status.PausedAt != nil {
-						start = out.Status.PausedAt
+						begin = soakStart(out.Status.PausedAt.Time)
 					}
+					start = &begin
 				}
 				end := out.Status.PausedAt
 				if end == nil {
@@ -297,7 +298,7 @@ func Step(in Input) Output {
 				if elapsed := end.Sub(start.Time); elapsed < s.MinSuccessTime {
 					out.Status.CurrentStage, out.Status.SoakStartedAt = s.Name, start
 					left := s.MinSuccessTime - elapsed
-					out.Waiting = fmt.Sprintf("stage '%s' is healthy and soaks for %s more (minSuccessTime %s)", s.Name, left.Round(time.Second), s.MinSuccessTime)
+					out.Waiting = fmt.Sprintf("stage '%s' is healthy and soaks for %s more (minSuccessTime %s)", s.Name, min(left, s.MinSuccessTime).Round(time.Second), s.MinSuccessTime)
 					out.WaitingReason = rolloutsv1alpha1.ReasonStageSoaking
 					if in.Paused == "" {
 						requeue(left)
@@ -403,4 +404,15 @@ func Step(in Input) Output {
 	}
 	slices.SortFunc(out.Status.Clusters, func(a, b rolloutsv1alpha1.ClusterStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// soakStart is when a soak that begins at t counts from: t rounded up to
+// the second, as the status stores it to the second (metav1.Time). Rounded
+// down, a soak would end up to a second before its minSuccessTime, and
+// release the next stage early; rounded up, it lasts up to a second more.
+func soakStart(t time.Time) metav1.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		t = r.Add(time.Second)
+	}
+	return metav1.NewTime(t)
 }
