@@ -32,7 +32,14 @@ func hubConfig() *rest.Config { return env.HubEndpoint.Config }
 // with the binary the suite built.
 func federatorCLI(args ...string) cliRun {
 	GinkgoHelper()
-	return runCLI(exec.Command(federatorBinary(), append(args, "--kubeconfig", hubKubeconfig())...))
+	return cliOn(hubKubeconfig(), args...)
+}
+
+// cliOn runs `federator ARGS --kubeconfig KUBECONFIG`: the CLI against a
+// hub other than the suite's (a spec's own fleet).
+func cliOn(kubeconfig string, args ...string) cliRun {
+	GinkgoHelper()
+	return runCLI(exec.Command(federatorBinary(), append(args, "--kubeconfig", kubeconfig)...))
 }
 
 // runCLI runs cmd to its end (a minute at most) and logs it for a failed

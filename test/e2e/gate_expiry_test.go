@@ -85,7 +85,7 @@ var _ = Describe("gates judged by the clock", func() {
 
 		By("opening the gate again, still without the gate controller: the change arrives, and only now")
 		beforeReopen := mark(recorder)
-		run = runCLI(exec.Command(federatorBinary(), "gate", "open", "approval", "-n", ns, "--kubeconfig", f.Hub.KubeconfigPath))
+		run = cliOn(f.Hub.KubeconfigPath, "gate", "open", "approval", "-n", ns)
 		Expect(run.code).To(BeZero(), run.stderr)
 		Eventually(func() string { return imageIn(member, ns, name) }).Should(Equal("nginx:1.27"))
 		Expect(work().Spec.SuspendDispatching).To(Equal(ptr.To(false)))

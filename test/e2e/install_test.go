@@ -57,7 +57,7 @@ var _ = Describe("federator install", func() {
 
 	It("runs the controller with only the installed RBAC; join registers a cluster (refusing one already joined), unjoin removes it", func() {
 		f, hub := separateFleet(1, false)
-		r := runCLI(exec.Command(federatorBinary(), "install", "--wait=false", "--kubeconfig", f.Hub.KubeconfigPath))
+		r := cliOn(f.Hub.KubeconfigPath, "install", "--wait=false")
 		Expect(r.code).To(Equal(0), r.stderr)
 		Expect(r.stdout).To(ContainSubstring("CustomResourceDefinition works.work.karmada.io applied"))
 
@@ -99,7 +99,7 @@ var _ = Describe("federator install", func() {
 			"the controller lacks a right the installed RBAC should grant")
 
 		By("unjoining: what was placed in the member is deleted, then the Cluster and its Secrets go")
-		r = runCLI(exec.Command(federatorBinary(), "unjoin", member.Name, "--kubeconfig", f.Hub.KubeconfigPath, "--timeout=60s"))
+		r = cliOn(f.Hub.KubeconfigPath, "unjoin", member.Name, "--timeout=60s")
 		Expect(r.code).To(Equal(0), r.stderr)
 		Expect(r.stdout).To(ContainSubstring("1 object deleted from " + member.Name))
 		Expect(r.stdout).To(ContainSubstring("Cluster " + member.Name + " is gone"))

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,10 +30,6 @@ var _ = Describe("leader election during a rollout", func() {
 		first := leaseHolder(hubClient)()
 		Expect(first).NotTo(BeEmpty())
 		inMembers := joinMembers(f, hubClient)
-		hubCLI := func(args ...string) cliRun {
-			GinkgoHelper()
-			return runCLI(exec.Command(federatorBinary(), append(args, "--kubeconfig", f.Hub.KubeconfigPath)...))
-		}
 
 		const ns, name = "leader-rollout", "conf"
 		Expect(hubClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -81,10 +76,10 @@ spec:
 		}
 		Eventually(func() int64 { return rollout().Status.Revision }, "60s").Should(Equal(int64(1)))
 		recorders := map[string]*framework.Recorder{}
-		for i, m := range f.Members {
+		for _, m := range f.Members {
 			dyn, err := dynamic.NewForConfig(m.Config)
 			Expect(err).NotTo(HaveOccurred())
-			r, err := framework.Record(ctx, dyn, inMembers[m.Name], &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, f.Members[i].Name)
+			r, err := framework.Record(ctx, dyn, inMembers[m.Name], &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, m.Name)
 			Expect(err).NotTo(HaveOccurred())
 			DeferCleanup(r.Stop)
 			recorders[m.Name] = r
@@ -95,25 +90,27 @@ spec:
 		Eventually(levelOn("member1"), "60s").Should(Equal("2"))
 		Eventually(func() string { return rollout().Status.CurrentStage }, "60s").Should(Equal("second"))
 		paused := "Paused (WaitingForPromotion): stage 'second' pauses until promoted"
-		Expect(hubCLI("rollout", "status", name, "-n", ns, "--watch=false").stdout).To(ContainSubstring(paused))
+		Expect(cliOn(f.Hub.KubeconfigPath, "rollout", "status", name, "-n", ns, "--watch=false").stdout).To(ContainSubstring(paused))
 
 		By("killing the leader; the standby takes the Lease and runs the controllers")
 		leader.kill()
 		Eventually(leaseHolder(hubClient), leaseDuration+10*time.Second, 200*time.Millisecond).ShouldNot(Equal(first))
 		Eventually(standby.out, "60s").Should(ContainSubstring(controllersRunning))
 		// The new leader has read the Rollout and written its status again.
-		Eventually(func() string { return hubCLI("rollout", "status", name, "-n", ns, "--watch=false").stdout }, "30s").Should(ContainSubstring(paused))
+		Eventually(func() string {
+			return cliOn(f.Hub.KubeconfigPath, "rollout", "status", name, "-n", ns, "--watch=false").stdout
+		}, "30s").Should(ContainSubstring(paused))
 
 		By("promoting: member2 gets the level only now, and member1 was written once")
 		beforePromote := mark(recorders["member2"])
-		promote := hubCLI("rollout", "promote", name, "-n", ns)
+		promote := cliOn(f.Hub.KubeconfigPath, "rollout", "promote", name, "-n", ns)
 		Expect(promote.code).To(Equal(0), promote.stderr)
 		Eventually(levelOn("member2"), "60s").Should(Equal("2"))
 		Expect(storedBefore(recorders["member2"], beforePromote, level)).NotTo(ContainElement("2"),
 			"member2 stored level 2 before its stage was promoted, across the takeover")
 		Expect(recorders["member1"].History(0, mark(recorders["member1"]), level)).To(Equal([]string{"EXISTING 1", "MODIFIED 2"}),
 			"member1 was written once with the change: the takeover wrote nothing again")
-		done := hubCLI("rollout", "status", name, "-n", ns, "--timeout", "30s")
+		done := cliOn(f.Hub.KubeconfigPath, "rollout", "status", name, "-n", ns, "--timeout", "30s")
 		Expect(done.code).To(Equal(0), done.stdout+done.stderr)
 	})
 })

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -225,7 +224,7 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		Expect(stored(recorders["member1"], framework.Image)).To(ContainElement(broken), "member1 got the broken image before it was rolled back")
 		By("get rollout says member1 runs the revision it was rolled back to, not that it waits for the template")
 		Eventually(func(g Gomega) {
-			r := runCLI(exec.Command(federatorBinary(), "get", "rollout", "-n", ns, "-o", "json", "--kubeconfig", w.f.Hub.KubeconfigPath))
+			r := cliOn(w.f.Hub.KubeconfigPath, "get", "rollout", "-n", ns, "-o", "json")
 			g.Expect(r.code).To(Equal(0), r.stderr)
 			g.Expect(r.stdout).To(MatchRegexp(`"cluster": "member1",\s+"state": "Applied",[^}]*"reason": "RolledBack",\s+"message": "rolled back to revision %d of Rollout %s/%s`, before, ns, name))
 		}, "1m").Should(Succeed())
