@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,6 +51,19 @@ type WorkReconciler struct {
 	// memberWrites, when set, bounds the writes in flight to the member
 	// (one slot per write); the reconcile's hub writes take none.
 	memberWrites chan struct{}
+	// statusWritten holds, per Work, the resourceVersion of this
+	// reconciler's last stored status write: a pass that reads an older
+	// Work from the cache would be refused (409) and waits for the cache
+	// instead of spending a hub write on it.
+	statusWritten sync.Map
+}
+
+// written is a status write this reconciler stored: the Work's UID (a
+// Work deleted and created again starts afresh) and the resourceVersion
+// the write gave it.
+type written struct {
+	uid             types.UID
+	resourceVersion string
 }
 
 // Reconcile reads the Work, honours its hold, applies or deletes its
@@ -78,9 +93,22 @@ func (r *WorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, string, error) {
 	work := &workv1alpha1.Work{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.statusWritten.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}
+	if last, ok := r.statusWritten.Load(req.NamespacedName); ok && last.(written).uid == work.UID &&
+		retry.Behind(work.ResourceVersion, last.(written).resourceVersion) {
+		// The cache has not seen this reconciler's own last status write
+		// yet: a write from this copy would be refused. Nothing in the
+		// Work's spec can be newer than what that write saw.
+		return retry.Soon(), "", nil
+	}
 	if !work.DeletionTimestamp.IsZero() {
+		// The status of a Work being deleted is not written again; one
+		// created again under its name starts afresh.
+		r.statusWritten.Delete(req.NamespacedName)
 		outcome, err := r.delete(ctx, work)
 		return ctrl.Result{}, outcome, err
 	}
@@ -159,11 +187,15 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 
 	// Locked: the events above depend on this write.
-	if _, err := conditions.PatchStatus(ctx, r.Hub, before, work, true); err != nil {
+	stored, err := conditions.PatchStatus(ctx, r.Hub, before, work, true)
+	if err != nil {
 		if apierrors.IsConflict(err) && syncErr == nil {
 			return ctrl.Result{}, "", err
 		}
 		return ctrl.Result{}, outcome, errors.Join(syncErr, err)
+	}
+	if stored {
+		r.statusWritten.Store(req.NamespacedName, written{uid: work.UID, resourceVersion: work.ResourceVersion})
 	}
 	for _, event := range events {
 		event()

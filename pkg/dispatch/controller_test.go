@@ -210,4 +210,42 @@ func TestWorkReconciler(t *testing.T) {
 			t.Errorf("events = %q, want none: the status recording the transition was not stored", events)
 		}
 	})
+	t.Run("a pass reading a Work older than its own last status write spends no hub write on it", func(t *testing.T) {
+		w := workFixture(t, true, nil)
+		var stale *workv1alpha1.Work
+		statusWrites := 0
+		d := newDispatchTest(t, interceptor.Funcs{
+			// The cache: behind once stale is set.
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if work, ok := obj.(*workv1alpha1.Work); ok && stale != nil {
+					stale.DeepCopyInto(work)
+					return nil
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				statusWrites++
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}, []client.Object{w})
+		before := d.work(t, w)
+		d.reconcile(t, w)
+		if statusWrites != 1 {
+			t.Fatalf("status writes after the first pass = %d, want 1", statusWrites)
+		}
+		stale = before
+		res := d.reconcile(t, w)
+		if statusWrites != 1 {
+			t.Errorf("status writes = %d, want still 1: a write from a Work older than the last one written is refused (409)", statusWrites)
+		}
+		//lint:ignore SA1019 the quiet retry is the rate-limited Requeue
+		if !res.Requeue {
+			t.Errorf("result = %+v, want a rate-limited requeue until the cache has the written status", res)
+		}
+		stale = nil
+		d.reconcile(t, w)
+		if statusWrites != 1 {
+			t.Errorf("status writes = %d once the cache caught up, want still 1: nothing changed", statusWrites)
+		}
+	})
 }
