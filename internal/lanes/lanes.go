@@ -16,6 +16,7 @@ package lanes
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 )
@@ -31,6 +32,34 @@ func Hold(ctx context.Context) context.Context {
 func IsHold(ctx context.Context) bool {
 	v, _ := ctx.Value(holdKey{}).(bool)
 	return v
+}
+
+type turnKey struct{}
+
+// ErrGaveWay is the error of a bulk write that stopped waiting for its
+// turn because its reconcile was told to give way (Turn): nothing was
+// sent.
+var ErrGaveWay = errors.New("gave way to a hold change; nothing was written")
+
+// Turn is a reconcile's place in line, as its queue sees it
+// (internal/priority): GiveWay is closed when the reconcile should stop
+// waiting for bulk write slots (a hold change of its object is queued, or
+// a hold change waits for its worker), and Waiting tells the queue how
+// many of its writes wait for a slot now.
+type Turn interface {
+	GiveWay() <-chan struct{}
+	Waiting(delta int)
+}
+
+// WithTurn makes ctx's bulk writes stop waiting for their turn when turn
+// says to give way: what the reconcile still waits to write is stale or
+// can wait, and its next pass writes it. A write already in flight is not
+// interrupted. A nil turn changes nothing.
+func WithTurn(ctx context.Context, turn Turn) context.Context {
+	if turn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, turnKey{}, turn)
 }
 
 // DefaultBulkWrites is how many bulk writes may be in flight to the hub
@@ -63,11 +92,34 @@ func (l *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	if IsHold(req.Context()) || strings.Contains(req.URL.Path, "/leases/") {
 		return l.next.RoundTrip(req)
 	}
-	select {
-	case l.slots <- struct{}{}:
-	case <-req.Context().Done():
-		return nil, req.Context().Err()
+	if err := l.acquire(req.Context()); err != nil {
+		return nil, err
 	}
 	defer func() { <-l.slots }()
 	return l.next.RoundTrip(req)
+}
+
+// acquire waits for a bulk slot, unless ctx ends or its reconcile's turn
+// says to give way first.
+func (l *limited) acquire(ctx context.Context) error {
+	turn, _ := ctx.Value(turnKey{}).(Turn)
+	var giveWay <-chan struct{}
+	if turn != nil {
+		giveWay = turn.GiveWay()
+		select {
+		case <-giveWay:
+			return ErrGaveWay
+		default:
+		}
+		turn.Waiting(1)
+		defer turn.Waiting(-1)
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-giveWay:
+		return ErrGaveWay
+	}
 }

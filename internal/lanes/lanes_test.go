@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -91,6 +92,72 @@ func TestWaitingBulkWriteGivesUpWithItsContext(t *testing.T) {
 		t.Fatalf("got %v, want the context's deadline", err)
 	}
 }
+
+// A bulk write waiting for its turn stops when its reconcile is told to
+// give way, and one told before it asks never goes out; a write already in
+// flight is not interrupted.
+func TestWaitingBulkWriteGivesWay(t *testing.T) {
+	next := &blocking{started: make(chan *http.Request, 10), release: make(chan struct{})}
+	rt := Limit(next, 1)
+	turn := &testTurn{giveWay: make(chan struct{})}
+	ctx := WithTurn(context.Background(), turn)
+	works := "/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works/web"
+	inFlight := make(chan error, 1)
+	go func() {
+		_, err := rt.RoundTrip(request(ctx, t, http.MethodPatch, works))
+		inFlight <- err
+	}()
+	<-next.started
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := rt.RoundTrip(request(ctx, t, http.MethodPatch, works))
+		waiting <- err
+	}()
+	select {
+	case err := <-waiting:
+		t.Fatalf("the second bulk write did not wait for the slot: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if n := turn.waiting.Load(); n != 1 {
+		t.Errorf("the turn counts %d writes waiting for a slot, want 1 (the one in flight does not wait)", n)
+	}
+	close(turn.giveWay)
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, ErrGaveWay) {
+			t.Fatalf("the waiting write returned %v, want ErrGaveWay", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting write did not give way")
+	}
+	close(next.release)
+	if err := <-inFlight; err != nil {
+		t.Fatalf("the write in flight was interrupted: %v", err)
+	}
+	if _, err := rt.RoundTrip(request(ctx, t, http.MethodPatch, works)); !errors.Is(err, ErrGaveWay) {
+		t.Fatalf("a write asked after the reconcile was told to give way returned %v, want ErrGaveWay", err)
+	}
+	if n := turn.waiting.Load(); n != 0 {
+		t.Errorf("the turn counts %d writes waiting once none waits", n)
+	}
+	select {
+	case <-next.started:
+		t.Fatal("a write that gave way was sent")
+	default:
+	}
+	// A hold write of the same reconcile is not limited and never gives way.
+	if _, err := rt.RoundTrip(request(Hold(ctx), t, http.MethodPatch, works)); err != nil {
+		t.Fatalf("a hold write gave way: %v", err)
+	}
+}
+
+type testTurn struct {
+	giveWay chan struct{}
+	waiting atomic.Int32
+}
+
+func (t *testTurn) GiveWay() <-chan struct{} { return t.giveWay }
+func (t *testTurn) Waiting(delta int)        { t.waiting.Add(int32(delta)) }
 
 func TestNoLimit(t *testing.T) {
 	next := &blocking{}

@@ -32,6 +32,7 @@ import (
 	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/hold"
+	"github.com/federator-dev/federator/pkg/metrics"
 )
 
 // Options tune the binding controllers.
@@ -126,8 +127,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, ResourceKindIndex, resourceKind); err != nil {
 			return err
 		}
+		queue := priority.NewWatched[reconcile.Request]()
+		queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
-			FirstPass: o.FirstPass, CatchUp: o.CatchUp,
+			FirstPass: o.FirstPass, CatchUp: o.CatchUp, queue: queue,
 			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name)
 		if o.CatchUp != nil {
@@ -160,7 +163,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Watches(&rolloutsv1alpha1.ClusterRollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
 			Watches(&policyv1alpha1.OverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
-			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true)}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true), NewQueue: queue.NewQueue}).
 			Complete(r)
 		if err != nil {
 			return err

@@ -17,13 +17,16 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/internal/overrides"
+	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/metrics"
@@ -54,6 +57,9 @@ type Reconciler struct {
 	// CatchUp, when set, is told of every binding decided
 	// (internal/catchup).
 	CatchUp *catchup.Round
+	// queue, when set, is the controller's queue seen from the hold path:
+	// a pass gives way to hold changes (internal/priority).
+	queue *priority.Watched[reconcile.Request]
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -63,8 +69,16 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	ticket := r.CatchUp.Begin()
+	if r.queue != nil {
+		ctx = lanes.WithTurn(ctx, r.queue.Turn(req))
+	}
 	var decided decision
 	result, outcome, err := r.reconcile(ctx, req, &decided)
+	if errors.Is(err, lanes.ErrGaveWay) {
+		// A write other than the Works' gave way: the pass it comes back
+		// for writes it.
+		result, outcome, err = retry.Soon(), "gave way to a hold change", nil
+	}
 	// Only a pass that decided counts for the dispatcher's first-pass wait:
 	// one that stopped before (a cache behind, a failed read) leaves the
 	// Works as the previous leader left them, holds not yet written. A
@@ -191,6 +205,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
 	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack)
+	if errors.Is(syncErr, lanes.ErrGaveWay) {
+		// A hold change is queued, of this binding or waiting for this
+		// worker: this pass comes back (at once when the hold change is
+		// its own) and decides afresh.
+		return retry.Soon(), "gave way to a hold change", nil
+	}
 	if retry.CacheBehind(syncErr) {
 		// A Work changed or appeared since the cache saw it: retry quietly.
 		return retry.Soon(), "", nil

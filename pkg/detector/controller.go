@@ -2,6 +2,7 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,7 +32,10 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/catchup"
+	"github.com/federator-dev/federator/internal/lanes"
+	queuing "github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/metrics"
 )
 
 // Key names one resource template of any kind or, with Policy set, one
@@ -53,6 +57,9 @@ type Key struct {
 // keeps one binding per claimed template.
 type Reconciler struct {
 	client client.Client
+	// holdPath is the controller's queue seen from the hold path: a
+	// pass gives way when a hold change of its template is queued.
+	holdPath *queuing.Watched[Key]
 	// apiReader reads a template past a cache that is behind its binding
 	// (templateAtLeast); the client when unset.
 	apiReader client.Reader
@@ -136,8 +143,12 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	// A priority queue: a template whose holds change, and the templates of
 	// a policy whose spec.suspension changes, go before bulk changes
 	// (internal/priority).
+	// A pass gives way to hold changes (internal/priority).
+	queue := queuing.NewWatched[Key]()
+	queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
+	d.holdPath = queue
 	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
-		Reconciler: d, MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true)})
+		Reconciler: d, MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true), NewQueue: queue.NewQueue})
 	if err != nil {
 		return err
 	}
@@ -227,7 +238,15 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 	// The binding's generation once decided, when this pass wrote it or
 	// found it up to date (0 when it wrote none or deleted it).
 	var floor int64
+	if d.holdPath != nil {
+		ctx = lanes.WithTurn(ctx, d.holdPath.Turn(key))
+	}
 	outcome, err := d.reconcile(ctx, key, &floor)
+	if errors.Is(err, lanes.ErrGaveWay) {
+		// A hold change is queued, of this template or waiting for this
+		// worker: this pass comes back and decides afresh.
+		return retry.Soon(), nil
+	}
 	result := ctrl.Result{}
 	if bindingKey := catchup.BindingKey(key.Namespace, names.GenerateBindingName(key.Kind, key.Name)); err == nil && behind == nil {
 		d.catchUp.Detected(bindingKey, ticket, floor)

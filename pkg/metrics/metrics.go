@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
@@ -36,6 +37,25 @@ var ManifestWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "federator_member_manifest_applies_total",
 	Help: "Manifests dispatched to member clusters, by cluster and result (created, updated, unchanged: not written, error).",
 }, []string{"cluster", "result"})
+
+// holdQueueWait is how long each change of what holds a cluster waited in
+// a controller's queue before a worker took it.
+var holdQueueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	Name: "federator_hold_queue_wait_seconds",
+	Help: "Time from a change of what holds a cluster being queued to a worker taking it, by controller and by what it waited behind: " +
+		"worker (every worker busy) or same-object (a reconcile of the same object in flight).",
+	Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+}, []string{"controller", "behind"})
+
+// ObserveHoldQueueWait records one hold change's wait (internal/priority's
+// Watched.Observe).
+func ObserveHoldQueueWait(controller string, wait time.Duration, sameObject bool) {
+	behind := "worker"
+	if sameObject {
+		behind = "same-object"
+	}
+	holdQueueWait.WithLabelValues(controller, behind).Observe(wait.Seconds())
+}
 
 var (
 	worksDesc = prometheus.NewDesc("federator_works",
@@ -238,7 +258,7 @@ func Register(hub cache.Cache) error {
 	if err != nil {
 		return fmt.Errorf("metrics: counting Works for federator_works: %w", err)
 	}
-	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency, SoftDeletionsPending, SoftDeletionsCompleted,
+	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency, holdQueueWait, SoftDeletionsPending, SoftDeletionsCompleted,
 		collector{reader: hub, works: works, synced: registration.HasSynced},
 		suspendedCollector{reader: hub, templates: SuspendedTemplates}, RolloutFailures, rolloutCollector{reader: hub}} {
 		if err := crmetrics.Registry.Register(c); err != nil {

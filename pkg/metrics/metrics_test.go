@@ -6,10 +6,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -159,5 +161,26 @@ func TestGateSeries(t *testing.T) {
 	}
 	if _, found := got[`federator_gate_held_works{name="other",namespace="ops"}`]; found {
 		t.Errorf("a series for a gate that does not exist: %v", got)
+	}
+}
+
+func TestObserveHoldQueueWait(t *testing.T) {
+	holdQueueWait.Reset()
+	ObserveHoldQueueWait("resourcebinding", 30*time.Millisecond, false)
+	ObserveHoldQueueWait("resourcebinding", 2*time.Second, true)
+	ObserveHoldQueueWait("detector", time.Millisecond, true)
+	for _, c := range []struct {
+		controller, behind string
+		count              uint64
+		sum                float64
+	}{{"resourcebinding", "worker", 1, 0.03}, {"resourcebinding", "same-object", 1, 2}, {"detector", "same-object", 1, 0.001}, {"detector", "worker", 0, 0}} {
+		m := &dto.Metric{}
+		if err := holdQueueWait.WithLabelValues(c.controller, c.behind).(prometheus.Histogram).Write(m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.GetHistogram(); got.GetSampleCount() != c.count || got.GetSampleSum() != c.sum {
+			t.Errorf("%s behind %s: %d waits summing %gs, want %d summing %gs", c.controller, c.behind,
+				got.GetSampleCount(), got.GetSampleSum(), c.count, c.sum)
+		}
 	}
 }

@@ -24,7 +24,9 @@ import (
 // suspended; each try is timed from its annotation to every Work of that
 // template held on the hub. Then the frozen templates are released and the
 // phase ends when every member has imageLoad.
-func freezeUnderLoad(ctx context.Context, hc client.Client, hub *hubWatch, members *memberWatches, o options, r *result) error {
+//
+// triesDone is called once every try has ended, before the release.
+func freezeUnderLoad(ctx context.Context, hc client.Client, hub *hubWatch, members *memberWatches, o options, r *result, triesDone func() error) error {
 	tries := min(freezeTries, o.resources)
 	stride := o.resources / tries
 	frozen := func(k int) string { return name(k * stride) }
@@ -79,6 +81,9 @@ func freezeUnderLoad(ctx context.Context, hc client.Client, hub *hubWatch, membe
 	sort.Float64s(latencies)
 	logf("federator: freeze latencies, sorted: %s", fmt.Sprint(latencies))
 	r.FreezeP50, r.FreezeP99, r.FreezeTries = quantile(latencies, 0.5), quantile(latencies, 0.99), tries
+	if err := triesDone(); err != nil {
+		return err
+	}
 	if err := parallel(16, tries, func(k int) error { return annotate(frozen(k), nil) }); err != nil {
 		return err
 	}

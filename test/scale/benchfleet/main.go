@@ -107,7 +107,10 @@ type result struct {
 	FreezeP50   float64 `json:"freezeP50Seconds"`
 	FreezeP99   float64 `json:"freezeP99Seconds"`
 	FreezeTries int     `json:"freezeTries"`
-	ChangedHeld int     `json:"memberObjectsChangedWhileSuspended"`
+	// FreezeHoldWaits is how long the freeze phase's hold changes waited
+	// in federator's queues, by "controller, behind worker|same-object".
+	FreezeHoldWaits map[string]HoldWait `json:"freezeHoldWaits,omitempty"`
+	ChangedHeld     int                 `json:"memberObjectsChangedWhileSuspended"`
 
 	PropagationWrites map[string]float64 `json:"hubWritesPerTemplatePropagation"`
 	CycleWrites       map[string]float64 `json:"hubWritesPerTemplateCycle"`

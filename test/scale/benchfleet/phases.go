@@ -278,7 +278,17 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	r.PropagationReconciles = perTemplateCount(framework.Delta(reconcilesPropagation, reconcilesBefore), o.resources)
 
 	logf("federator: %d templates frozen one by one while every template takes a new image", min(freezeTries, o.resources))
-	if err := freezeUnderLoad(ctx, hc, hubState, watchers, o, r); err != nil {
+	waitsBefore, err := scrapeHoldWaits(ctx, metricsAddr)
+	if err != nil {
+		return err
+	}
+	// The waits of the tries alone: the release after them is one burst
+	// of hold changes.
+	if err := freezeUnderLoad(ctx, hc, hubState, watchers, o, r, func() error {
+		waitsAfter, err := scrapeHoldWaits(ctx, metricsAddr)
+		r.FreezeHoldWaits = holdWaits(waitsAfter, waitsBefore)
+		return err
+	}); err != nil {
 		return err
 	}
 	logf("federator: freeze under load p50 %.2fs, p99 %.2fs", r.FreezeP50, r.FreezeP99)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,9 +50,15 @@ func perTemplate(w framework.Writes, n int) map[string]float64 {
 	return out
 }
 
-// scrapeReconciles reads federator's controller_runtime_reconcile_total,
-// by "controller (result)".
-func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, error) {
+// series is one line of federator's metrics: its labels and value.
+type series struct {
+	labels map[string]string
+	value  float64
+}
+
+// scrape reads every series of the metric named name (a histogram's
+// name_bucket, name_sum, name_count are metrics of their own).
+func scrape(ctx context.Context, addr, name string) ([]series, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
 		return nil, err
@@ -61,10 +68,10 @@ func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, err
 		return nil, fmt.Errorf("federator metrics: %w", err)
 	}
 	defer resp.Body.Close()
-	out := map[string]float64{}
+	var out []series
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	const prefix = `controller_runtime_reconcile_total{`
+	prefix := name + "{"
 	for sc.Scan() {
 		line := sc.Text()
 		end := strings.LastIndexByte(line, '}')
@@ -81,9 +88,76 @@ func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, err
 		if err != nil {
 			return nil, fmt.Errorf("federator metrics: %q: %w", line, err)
 		}
-		out[labels["controller"]+" ("+labels["result"]+")"] += v
+		out = append(out, series{labels: labels, value: v})
 	}
 	return out, sc.Err()
+}
+
+// scrapeReconciles reads federator's controller_runtime_reconcile_total,
+// by "controller (result)".
+func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, error) {
+	s, err := scrape(ctx, addr, "controller_runtime_reconcile_total")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, x := range s {
+		out[x.labels["controller"]+" ("+x.labels["result"]+")"] += x.value
+	}
+	return out, nil
+}
+
+// holdWaitSlow is the wait a hold change counts as slow from: a bucket
+// bound of federator_hold_queue_wait_seconds.
+const holdWaitSlow = "0.25"
+
+// scrapeHoldWaits reads federator_hold_queue_wait_seconds as counters by
+// "controller, behind X": "... changes", "... seconds" (their sum) and
+// "... over 250ms".
+func scrapeHoldWaits(ctx context.Context, addr string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, part := range []string{"count", "sum", "bucket"} {
+		s, err := scrape(ctx, addr, "federator_hold_queue_wait_seconds_"+part)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range s {
+			key := x.labels["controller"] + ", behind " + x.labels["behind"]
+			switch {
+			case part == "count":
+				out[key+": changes"] += x.value
+				out[key+": over 250ms"] += x.value
+			case part == "sum":
+				out[key+": seconds"] += x.value
+			case x.labels["le"] == holdWaitSlow:
+				out[key+": over 250ms"] -= x.value
+			}
+		}
+	}
+	return out, nil
+}
+
+// HoldWait is how long the hold changes of a phase waited in one
+// controller's queue behind one thing.
+type HoldWait struct {
+	Changes     float64 `json:"changes"`
+	MeanSeconds float64 `json:"meanSeconds"`
+	Over250ms   float64 `json:"over250ms"`
+}
+
+// holdWaits turns two scrapeHoldWaits into the phase's waits, by
+// "controller, behind X".
+func holdWaits(after, before map[string]float64) map[string]HoldWait {
+	d := framework.Delta(after, before)
+	out := map[string]HoldWait{}
+	for k, n := range d {
+		key, ok := strings.CutSuffix(k, ": changes")
+		if !ok || n == 0 {
+			continue
+		}
+		out[key] = HoldWait{Changes: n, MeanSeconds: d[key+": seconds"] / n, Over250ms: d[key+": over 250ms"]}
+	}
+	return out
 }
 
 func perTemplateCount(m map[string]float64, n int) map[string]float64 {
@@ -162,6 +236,16 @@ func (r *result) print(out io.Writer) {
 	fmt.Fprintf(t, "federator peak RSS\t%.0f MB\t\t\n", r.FederatorPeak)
 	_ = t.Flush()
 	printCPU(out, r.CPU, r.Resources*r.Members, runtime.NumCPU())
+	if len(r.FreezeHoldWaits) > 0 {
+		fmt.Fprintf(out, "\nhold changes of the freeze tries, by controller and what each waited behind in its queue:\n")
+		keys := slices.Sorted(maps.Keys(r.FreezeHoldWaits))
+		t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, k := range keys {
+			w := r.FreezeHoldWaits[k]
+			fmt.Fprintf(t, "  %s\t%.0f changes\tmean %.0f ms\t%.0f over 250 ms\n", k, w.Changes, w.MeanSeconds*1000, w.Over250ms)
+		}
+		_ = t.Flush()
+	}
 	for _, part := range []struct {
 		name string
 		w    map[string]float64
