@@ -53,8 +53,8 @@ type Turn interface {
 
 // WithTurn makes ctx's bulk writes stop waiting for their turn when turn
 // says to give way: what the reconcile still waits to write is stale or
-// can wait, and its next pass writes it. A write already in flight is not
-// interrupted. A nil turn changes nothing.
+// can wait, and its next pass writes it. A write that finds a free slot,
+// or is already in flight, goes on. A nil turn changes nothing.
 func WithTurn(ctx context.Context, turn Turn) context.Context {
 	if turn == nil {
 		return ctx
@@ -99,20 +99,27 @@ func (l *limited) RoundTrip(req *http.Request) (*http.Response, error) {
 	return l.next.RoundTrip(req)
 }
 
-// acquire waits for a bulk slot, unless ctx ends or its reconcile's turn
-// says to give way first.
+// acquire takes a bulk slot, waiting for one unless ctx ends or, while
+// it waits, its reconcile's turn says to give way. A free slot is taken
+// even by a reconcile told to give way: only waiting is given up, so a
+// hub with slots to spare sees every write as before.
 func (l *limited) acquire(ctx context.Context) error {
+	select {
+	case l.slots <- struct{}{}:
+		return nil
+	default:
+	}
 	turn, _ := ctx.Value(turnKey{}).(Turn)
 	var giveWay <-chan struct{}
 	if turn != nil {
 		giveWay = turn.GiveWay()
-		select {
-		case <-giveWay:
-			return ErrGaveWay
-		default:
-		}
 		turn.Waiting(1)
 		defer turn.Waiting(-1)
+	}
+	select {
+	case <-giveWay:
+		return ErrGaveWay
+	default:
 	}
 	select {
 	case l.slots <- struct{}{}:

@@ -94,8 +94,8 @@ func TestWaitingBulkWriteGivesUpWithItsContext(t *testing.T) {
 }
 
 // A bulk write waiting for its turn stops when its reconcile is told to
-// give way, and one told before it asks never goes out; a write already in
-// flight is not interrupted.
+// give way, and one told before it asks does not wait; a write already in
+// flight is not interrupted, and a free slot is taken even when told.
 func TestWaitingBulkWriteGivesWay(t *testing.T) {
 	next := &blocking{started: make(chan *http.Request, 10), release: make(chan struct{})}
 	rt := Limit(next, 1)
@@ -130,12 +130,8 @@ func TestWaitingBulkWriteGivesWay(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiting write did not give way")
 	}
-	close(next.release)
-	if err := <-inFlight; err != nil {
-		t.Fatalf("the write in flight was interrupted: %v", err)
-	}
 	if _, err := rt.RoundTrip(request(ctx, t, http.MethodPatch, works)); !errors.Is(err, ErrGaveWay) {
-		t.Fatalf("a write asked after the reconcile was told to give way returned %v, want ErrGaveWay", err)
+		t.Fatalf("a write that would wait, asked after the reconcile was told to give way, returned %v, want ErrGaveWay", err)
 	}
 	if n := turn.waiting.Load(); n != 0 {
 		t.Errorf("the turn counts %d writes waiting once none waits", n)
@@ -146,8 +142,22 @@ func TestWaitingBulkWriteGivesWay(t *testing.T) {
 	default:
 	}
 	// A hold write of the same reconcile is not limited and never gives way.
-	if _, err := rt.RoundTrip(request(Hold(ctx), t, http.MethodPatch, works)); err != nil {
+	hold := make(chan error, 1)
+	go func() {
+		_, err := rt.RoundTrip(request(Hold(ctx), t, http.MethodPatch, works))
+		hold <- err
+	}()
+	<-next.started
+	close(next.release)
+	if err := <-hold; err != nil {
 		t.Fatalf("a hold write gave way: %v", err)
+	}
+	if err := <-inFlight; err != nil {
+		t.Fatalf("the write in flight was interrupted: %v", err)
+	}
+	// The slot is free again: a write told to give way takes it.
+	if _, err := rt.RoundTrip(request(ctx, t, http.MethodPatch, works)); err != nil {
+		t.Fatalf("a write that found a free slot gave way: %v", err)
 	}
 }
 
