@@ -75,8 +75,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var decided decision
 	result, outcome, err := r.reconcile(ctx, req, &decided)
 	if errors.Is(err, lanes.ErrGaveWay) {
-		// A write other than the Works' gave way: the pass it comes back
-		// for writes it.
+		// A hold change is queued, of this binding or waiting for this
+		// worker: this pass comes back (at once when the hold change is
+		// its own) and decides afresh, writing what it gave up.
 		result, outcome, err = retry.Soon(), "gave way to a hold change", nil
 	}
 	// Only a pass that decided counts for the dispatcher's first-pass wait:
@@ -206,10 +207,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 
 	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack)
 	if errors.Is(syncErr, lanes.ErrGaveWay) {
-		// A hold change is queued, of this binding or waiting for this
-		// worker: this pass comes back (at once when the hold change is
-		// its own) and decides afresh.
-		return retry.Soon(), "gave way to a hold change", nil
+		// Not a failure to report on the binding: Reconcile retries.
+		return ctrl.Result{}, "", syncErr
 	}
 	if retry.CacheBehind(syncErr) {
 		// A Work changed or appeared since the cache saw it: retry quietly.

@@ -111,11 +111,14 @@ func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, err
 // bound of federator_hold_queue_wait_seconds.
 const holdWaitSlow = "0.25"
 
-// scrapeHoldWaits reads federator_hold_queue_wait_seconds as counters by
-// "controller, behind X": "... changes", "... seconds" (their sum) and
-// "... over 250ms".
-func scrapeHoldWaits(ctx context.Context, addr string) (map[string]float64, error) {
-	out := map[string]float64{}
+// holdCounters are federator_hold_queue_wait_seconds' counters for one
+// controller and what it waited behind.
+type holdCounters struct{ changes, seconds, slow float64 }
+
+// scrapeHoldWaits reads federator_hold_queue_wait_seconds by "controller,
+// behind X".
+func scrapeHoldWaits(ctx context.Context, addr string) (map[string]holdCounters, error) {
+	out := map[string]holdCounters{}
 	for _, part := range []string{"count", "sum", "bucket"} {
 		s, err := scrape(ctx, addr, "federator_hold_queue_wait_seconds_"+part)
 		if err != nil {
@@ -123,15 +126,17 @@ func scrapeHoldWaits(ctx context.Context, addr string) (map[string]float64, erro
 		}
 		for _, x := range s {
 			key := x.labels["controller"] + ", behind " + x.labels["behind"]
+			c := out[key]
 			switch {
 			case part == "count":
-				out[key+": changes"] += x.value
-				out[key+": over 250ms"] += x.value
+				c.changes += x.value
+				c.slow += x.value
 			case part == "sum":
-				out[key+": seconds"] += x.value
+				c.seconds += x.value
 			case x.labels["le"] == holdWaitSlow:
-				out[key+": over 250ms"] -= x.value
+				c.slow -= x.value // those at most holdWaitSlow
 			}
+			out[key] = c
 		}
 	}
 	return out, nil
@@ -147,15 +152,13 @@ type HoldWait struct {
 
 // holdWaits turns two scrapeHoldWaits into the phase's waits, by
 // "controller, behind X".
-func holdWaits(after, before map[string]float64) map[string]HoldWait {
-	d := framework.Delta(after, before)
+func holdWaits(after, before map[string]holdCounters) map[string]HoldWait {
 	out := map[string]HoldWait{}
-	for k, n := range d {
-		key, ok := strings.CutSuffix(k, ": changes")
-		if !ok || n == 0 {
-			continue
+	for k, a := range after {
+		b := before[k]
+		if n := a.changes - b.changes; n > 0 {
+			out[k] = HoldWait{Changes: n, MeanSeconds: (a.seconds - b.seconds) / n, Over250ms: a.slow - b.slow}
 		}
-		out[key] = HoldWait{Changes: n, MeanSeconds: d[key+": seconds"] / n, Over250ms: d[key+": over 250ms"]}
 	}
 	return out
 }
