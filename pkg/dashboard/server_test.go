@@ -176,6 +176,25 @@ func TestPageShowsEveryView(t *testing.T) {
 	}
 }
 
+// A rollout whose revision reached every stage has no current stage, and
+// the page says it is done rather than not begun.
+func TestPageSaysACompletedRolloutReachedEveryStage(t *testing.T) {
+	objs := fleet()
+	for _, o := range objs {
+		if r, ok := o.(*rolloutsv1alpha1.Rollout); ok {
+			r.Status.CurrentStage, r.Status.SoakStartedAt = "", nil
+			r.Status.Conditions = []metav1.Condition{{Type: rolloutsv1alpha1.ConditionCompleted, Status: metav1.ConditionTrue,
+				Reason: "RolloutCompleted", Message: "revision 2 reached every stage", LastTransitionTime: metav1.NewTime(now)}}
+		}
+	}
+	_, srv := newTestServer(t, objs...)
+	page := get(t, srv.URL+"/")
+	wantAll(t, "the page", page, `current stage <strong class="current-stage">none: every stage reached</strong>`)
+	if strings.Contains(page, "none yet") {
+		t.Error("a completed rollout is shown as not begun (none yet)")
+	}
+}
+
 func TestCellDetailSaysWhyAndSince(t *testing.T) {
 	_, srv := newTestServer(t, fleet()...)
 	id := "rb/demo/" + names.GenerateBindingName("Deployment", "web")

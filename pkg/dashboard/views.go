@@ -52,6 +52,7 @@ type rolloutView struct {
 	Policy                string
 	Revision              int64
 	CurrentStage          string
+	Completed             bool // the revision reached every stage: no current stage
 	Stages                []stageView
 	SoakLeft              string
 	Failures              int
@@ -77,7 +78,8 @@ func (s *snapshot) rolloutViews() []rolloutView {
 	for _, r := range s.rollouts {
 		v := rolloutView{Kind: r.kind, Namespace: r.namespace, Name: r.name, Policy: r.spec.PolicyRef.Name,
 			Revision: r.status.Revision, CurrentStage: r.status.CurrentStage, OnFailure: r.spec.OnFailure,
-			Paused: r.status.PausedAt, Clusters: r.status.Clusters, Conditions: r.status.Conditions}
+			Paused: r.status.PausedAt, Clusters: r.status.Clusters, Conditions: r.status.Conditions,
+			Completed: meta.IsStatusConditionTrue(r.status.Conditions, rolloutsv1alpha1.ConditionCompleted)}
 		if v.OnFailure == "" {
 			v.OnFailure = rolloutsv1alpha1.OnFailureHold
 		}
