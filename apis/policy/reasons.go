@@ -34,6 +34,10 @@ const (
 	// EventReasonPreemptPolicySucceed: a policy with preemption Always took a
 	// template from the policy that claimed it (Karmada's message).
 	EventReasonPreemptPolicySucceed = "PreemptPolicySucceed"
+	// EventReasonPreemptPolicyFailed: the claim of a preempting policy
+	// could not be written on the template (Karmada's message, with the
+	// error); it is tried again.
+	EventReasonPreemptPolicyFailed = "PreemptPolicyFailed"
 )
 
 // Event reasons on the hub's CustomResourceDefinitions, sent once when the

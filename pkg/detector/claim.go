@@ -113,16 +113,22 @@ func Preempt(template *unstructured.Unstructured, claimed Claim, pps []policyv1a
 	return claimed
 }
 
-// PreemptedMessage is Karmada's PreemptPolicySucceed message for claim
-// taking the template from held.
-func PreemptedMessage(claim, held Claim) string {
+// PreemptedMessage is Karmada's message for claim taking the template
+// from held: PreemptPolicySucceed's, or with err PreemptPolicyFailed's.
+func PreemptedMessage(claim, held Claim, err error) string {
+	var taker, taken string
 	switch {
 	case claim.PropagationPolicy != nil && held.PropagationPolicy != nil:
-		return fmt.Sprintf("Propagation policy(%s) preempted propagation policy(%s) successfully", claim.Key(), held.Key())
+		taker, taken = "Propagation policy", "propagation policy"
 	case claim.PropagationPolicy != nil:
-		return fmt.Sprintf("Propagation policy(%s) preempted cluster propagation policy(%s) successfully", claim.Key(), held.Key())
+		taker, taken = "Propagation policy", "cluster propagation policy"
+	default:
+		taker, taken = "Cluster propagation policy", "cluster propagation policy"
 	}
-	return fmt.Sprintf("Cluster propagation policy(%s) preempted cluster propagation policy(%s) successfully", claim.Key(), held.Key())
+	if err != nil {
+		return fmt.Sprintf("%s(%s) failed to preempt %s(%s): %v", taker, claim.Key(), taken, held.Key(), err)
+	}
+	return fmt.Sprintf("%s(%s) preempted %s(%s) successfully", taker, claim.Key(), taken, held.Key())
 }
 
 // PermanentID is the claiming policy's permanent ID (policykeys.PermanentID).

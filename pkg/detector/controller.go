@@ -295,11 +295,18 @@ func (d *Reconciler) reconcile(ctx context.Context, key Key, floor *int64) (stri
 		patch := client.MergeFrom(template.DeepCopy())
 		template.SetLabels(labels)
 		template.SetAnnotations(annotations)
-		if err := d.client.Patch(ctx, template, patch); err != nil {
-			return "", err
-		}
+		err := d.client.Patch(ctx, template, patch)
 		if wasHeld && ok && held.Key() != claim.Key() {
-			d.recorder.Event(template, corev1.EventTypeNormal, policykeys.EventReasonPreemptPolicySucceed, PreemptedMessage(claim, held))
+			// As Karmada's detector: the outcome of a preemption is an
+			// Event on the template, a failure included.
+			if err != nil {
+				d.recorder.Event(template, corev1.EventTypeWarning, policykeys.EventReasonPreemptPolicyFailed, PreemptedMessage(claim, held, err))
+			} else {
+				d.recorder.Event(template, corev1.EventTypeNormal, policykeys.EventReasonPreemptPolicySucceed, PreemptedMessage(claim, held, nil))
+			}
+		}
+		if err != nil {
+			return "", err
 		}
 	}
 	if !ok {

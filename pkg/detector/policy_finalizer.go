@@ -35,13 +35,25 @@ func policyFinalizer(policy client.Object) string {
 	return policykeys.PropagationPolicyFinalizer
 }
 
-// holdOn adds the finalizer to a policy that lacks it.
+// holdOn adds to a policy what Karmada's policy webhook adds: the
+// finalizer, and the permanent-id label (here the policy's UID, the ID
+// its bindings already carry), which Karmada's e2e suite and tools select
+// bindings by. One patch for both, only where one is missing.
 func (p *policyReconciler) holdOn(ctx context.Context, policy client.Object) error {
-	if controllerutil.ContainsFinalizer(policy, policyFinalizer(policy)) {
+	label := policykeys.PermanentIDLabel(policy)
+	if controllerutil.ContainsFinalizer(policy, policyFinalizer(policy)) && policy.GetLabels()[label] != "" {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(policy.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(policy, policyFinalizer(policy))
+	if policy.GetLabels()[label] == "" {
+		labels := policy.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[label] = policykeys.PermanentID(policy)
+		policy.SetLabels(labels)
+	}
 	return p.d.client.Patch(ctx, policy, patch)
 }
 

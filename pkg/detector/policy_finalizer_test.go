@@ -28,7 +28,7 @@ import (
 // had taken in yet, still hold (found by the chaos checker, seed 2026).
 func TestADeletedPolicyLeavesItsHoldsOnItsBindings(t *testing.T) {
 	ctx := context.Background()
-	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: 1},
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: 1, UID: "3d0c5b1e-policy"},
 		Spec: policyv1alpha1.PropagationSpec{
 			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
 			Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}}}}
@@ -56,6 +56,12 @@ func TestADeletedPolicyLeavesItsHoldsOnItsBindings(t *testing.T) {
 	}
 	if !controllerutil.ContainsFinalizer(pp, "karmada.io/propagation-policy-controller") {
 		t.Fatalf("the policy has no finalizer: %v", pp.Finalizers)
+	}
+	// Karmada's webhook labels a policy with its permanent ID; Karmada's
+	// e2e suite selects the policy's bindings by that label's value.
+	if got := pp.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel]; got == "" || got != string(pp.UID) {
+		t.Fatalf("the policy's %s label is %q, want its UID %q (the ID its bindings carry)",
+			policyv1alpha1.PropagationPolicyPermanentIDLabel, got, pp.UID)
 	}
 
 	// Suspended for member2 and annotated, then pruned before any

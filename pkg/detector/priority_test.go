@@ -1,6 +1,7 @@
 package detector
 
 import (
+	"errors"
 	"testing"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -57,7 +58,7 @@ func TestSchedulePriority(t *testing.T) {
 	}
 }
 
-// Karmada's PreemptPolicySucceed messages.
+// Karmada's PreemptPolicySucceed and PreemptPolicyFailed messages.
 func TestPreemptedMessage(t *testing.T) {
 	pp := func(name string) Claim {
 		return Claim{PropagationPolicy: &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}}
@@ -67,13 +68,20 @@ func TestPreemptedMessage(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		claim, held Claim
+		err         error
 		want        string
 	}{
-		{pp("high"), pp("low"), "Propagation policy(shop/high) preempted propagation policy(shop/low) successfully"},
-		{pp("exact"), cpp("everything"), "Propagation policy(shop/exact) preempted cluster propagation policy(everything) successfully"},
-		{cpp("high"), cpp("low"), "Cluster propagation policy(high) preempted cluster propagation policy(low) successfully"},
+		{pp("high"), pp("low"), nil, "Propagation policy(shop/high) preempted propagation policy(shop/low) successfully"},
+		{pp("exact"), cpp("everything"), nil, "Propagation policy(shop/exact) preempted cluster propagation policy(everything) successfully"},
+		{cpp("high"), cpp("low"), nil, "Cluster propagation policy(high) preempted cluster propagation policy(low) successfully"},
+		{pp("high"), pp("low"), errors.New("etcdserver: timeout"),
+			"Propagation policy(shop/high) failed to preempt propagation policy(shop/low): etcdserver: timeout"},
+		{pp("exact"), cpp("everything"), errors.New("etcdserver: timeout"),
+			"Propagation policy(shop/exact) failed to preempt cluster propagation policy(everything): etcdserver: timeout"},
+		{cpp("high"), cpp("low"), errors.New("etcdserver: timeout"),
+			"Cluster propagation policy(high) failed to preempt cluster propagation policy(low): etcdserver: timeout"},
 	} {
-		if got := PreemptedMessage(tc.claim, tc.held); got != tc.want {
+		if got := PreemptedMessage(tc.claim, tc.held, tc.err); got != tc.want {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
