@@ -40,7 +40,8 @@ import (
 // compared in constant time. A signed call is refused when its timestamp is
 // more than MaxSkew from the receiver's clock, or when its signature was
 // accepted before (a replay): signatures are remembered until their
-// timestamp is too old to pass. Answers: 202 accepted (the request
+// timestamp is too old to pass, and calls signed before the receiver began
+// serving are refused. Answers: 202 accepted (the request
 // annotation is written; the gate controller does the rest), 401 without
 // credentials, with wrong ones, stale or replayed (the body says which),
 // 404 for a gate that does not exist or has no secretRef (asked only once
@@ -56,9 +57,15 @@ type Receiver struct {
 	Recorder record.EventRecorder
 	Clock    clock.PassiveClock
 
+	// Since is when this receiver began serving (Serve sets it). A signed
+	// call stamped at or before that second is refused: the signatures
+	// remembered below are in memory, so after a restart or a change of
+	// leader a call of the last MaxSkew could otherwise be replayed, and an
+	// "open" replayed after a "close" would open the gate again.
+	Since time.Time
+
 	// seen holds the signatures accepted within MaxSkew. In memory: the
-	// receiver runs in the leader only, and a restart forgets at most the
-	// calls of the last MaxSkew, each of which already did what it asked.
+	// receiver runs in the leader only; Since covers what a restart forgets.
 	seen seenSignatures
 }
 
@@ -119,6 +126,11 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		var problem string
 		if signedAt, problem = signatureTime(req.Header.Get(TimestampHeader), now); problem != "" {
 			http.Error(w, "unauthorized: "+problem, http.StatusUnauthorized)
+			return
+		}
+		if !rc.Since.IsZero() && !signedAt.After(rc.Since.Truncate(time.Second)) {
+			http.Error(w, fmt.Sprintf("unauthorized: %s %s is not after %s, when this receiver began serving (a restart or a change of leader: calls signed before it are refused, as they could be replays): sign the call again, with the time of the call",
+				TimestampHeader, req.Header.Get(TimestampHeader), rc.Since.UTC().Format(time.RFC3339)), http.StatusUnauthorized)
 			return
 		}
 	}
@@ -267,6 +279,7 @@ func (s Serve) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--webhook-bind-address %s: %w", s.Addr, err)
 	}
+	s.Receiver.Since = s.Receiver.Clock.Now()
 	mux := http.NewServeMux()
 	mux.Handle(hooksPrefix, s.Receiver)
 	ctrl.Log.WithName("gate-webhook").Info("serving gate webhooks", "address", l.Addr().String())

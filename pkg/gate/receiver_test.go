@@ -188,6 +188,38 @@ func TestReceiverRefusesReplays(t *testing.T) {
 	}
 }
 
+// After a restart or a change of leader the signatures accepted before are
+// forgotten; a call signed before the receiver began serving is refused,
+// so none of them can be replayed, and a call signed since is accepted.
+func TestReceiverRefusesCallsSignedBeforeItBeganServing(t *testing.T) {
+	const token, body = "s3cret", `{"ticket":"CHG-1"}`
+	c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(hookedGate(token)...).Build()
+	clk := clocktesting.NewFakePassiveClock(receiverNow)
+	restarted := &Receiver{Client: c, Secrets: c, Recorder: record.NewFakeRecorder(10), Clock: clk, Since: receiverNow.Add(-10 * time.Second)}
+	call := func(headers map[string]string) (int, string) {
+		req := httptest.NewRequest("POST", "/hooks/gates/ops/approval/open", strings.NewReader(body))
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		restarted.ServeHTTP(w, req)
+		return w.Code, strings.TrimSpace(w.Body.String())
+	}
+	for _, before := range []time.Duration{-time.Minute, -10 * time.Second} {
+		code, said := call(signed(body, token, receiverNow.Add(before).Unix()))
+		if code != http.StatusUnauthorized || !strings.Contains(said, "when this receiver began serving") {
+			t.Errorf("a call signed %s before now, the receiver serving since 10s ago: %d %q, want 401 saying it began serving since", -before, code, said)
+		}
+	}
+	if code, said := call(signed(body, token, receiverNow.Add(-9*time.Second).Unix())); code != http.StatusAccepted {
+		t.Errorf("a call signed after the receiver began serving: %d %q, want 202", code, said)
+	}
+	// A bearer token carries no time: it is not affected.
+	if code, said := call(map[string]string{"Authorization": "Bearer " + token}); code != http.StatusAccepted {
+		t.Errorf("a bearer call: %d %q, want 202", code, said)
+	}
+}
+
 // A call that could not be written may be sent again as it was signed.
 func TestReceiverForgetsTheSignatureOfAFailedCall(t *testing.T) {
 	const token, body = "s3cret", `{}`
