@@ -117,7 +117,7 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 			}
 		}
 		slices.Sort(st.Clusters)
-		st.MaxConcurrency = max(scaled(s.MaxConcurrency, len(st.Clusters), len(st.Clusters), true), 1)
+		st.MaxConcurrency, st.ConcurrencyProblem = concurrency(s.MaxConcurrency, len(st.Clusters))
 		hold, next, err := r.gateHold(ctx, ro, s)
 		if err != nil {
 			return nil, 0, err

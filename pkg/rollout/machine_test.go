@@ -827,6 +827,37 @@ func TestScaled(t *testing.T) {
 	}
 }
 
+// An unreadable maxConcurrency (stored before admission refused it)
+// releases one cluster at a time and says so; it never releases them all.
+func TestConcurrency(t *testing.T) {
+	cases := []struct {
+		name    string
+		v       *intstr.IntOrString
+		total   int
+		want    int
+		problem string
+	}{
+		{"unset releases the whole stage", nil, 3, 3, ""},
+		{"unset on an empty stage is still at least 1", nil, 0, 1, ""},
+		{"a number is itself", intOrStr("2"), 3, 2, ""},
+		{"a percentage rounds up", intOrStr("50%"), 3, 2, ""},
+		{"a percentage of an empty stage is no problem", intOrStr("10%"), 0, 0, ""},
+		{"a typo in a percentage releases one at a time, not all", intOrStr("5O%"), 4, 1, `maxConcurrency "5O%" is not a whole number or a percentage: one cluster at a time until it is fixed (write a number from 1 or a percentage like 25%)`},
+		{"a negative number releases one at a time", &intstr.IntOrString{Type: intstr.Int, IntVal: -1}, 4, 1, `maxConcurrency "-1" is not a whole number or a percentage`},
+		{"a negative percentage releases one at a time", intOrStr("-50%"), 4, 1, `maxConcurrency "-50%" is not a whole number or a percentage`},
+		{"0 would stall the stage: one at a time", &intstr.IntOrString{Type: intstr.Int, IntVal: 0}, 4, 1, `maxConcurrency "0" would release none and stall the stage`},
+		{"0% would stall the stage: one at a time", intOrStr("0%"), 4, 1, `maxConcurrency "0%" would release none and stall the stage`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, problem := concurrency(tc.v, tc.total)
+			if got != tc.want || tc.problem == "" && problem != "" || !strings.Contains(problem, tc.problem) {
+				t.Errorf("concurrency(%v, %d) = %d, %q; want %d, %q", tc.v, tc.total, got, problem, tc.want, tc.problem)
+			}
+		})
+	}
+}
+
 func TestStepNegativeMaxFailuresDoesNotFailAHealthyStage(t *testing.T) {
 	in := revision2(threeStages())
 	in.MaxFailures = intOrStr("-1")
