@@ -463,6 +463,30 @@ func TestStep(t *testing.T) {
 			},
 		},
 		{
+			name: "a gate that was open and closes before its stage starts holds the stage, and the status names the gate",
+			in: revision2(with(Input{Stages: threeStages()}, func(in *Input) {
+				in.Stages[0].MinSuccessTime = 30 * time.Minute
+			}).Stages),
+			steps: []step{
+				{at: 0, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started}}},
+				{at: time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
+					clusters: map[string]string{"member2": "Pending 1 WaitingForStage"},
+					messages: map[string]string{"member2": "stage 'mid' waits for stage 'canary' to soak"}}},
+				{at: 10 * time.Minute, healthy: []string{"member1"}, edit: func(in *Input) {
+					in.Stages[1].GateHold = "waiting approval, gate 'shop/smoke' is closed (closed by alice)"
+				}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking}},
+				{at: 31 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonWaitingForGate,
+					waiting: "gate 'shop/smoke' is closed", events: []string{completed},
+					clusters: map[string]string{"member1": "Healthy 2 Healthy", "member2": "Pending 1 WaitingForStage", "member3": "Pending 1 WaitingForStage"},
+					messages: map[string]string{"member2": "stage 'mid': waiting approval, gate 'shop/smoke' is closed (closed by alice)"}}},
+				{at: 40 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonWaitingForGate,
+					clusters: map[string]string{"member2": "Pending 1 WaitingForStage"}}},
+				{at: 41 * time.Minute, healthy: []string{"member1"}, edit: func(in *Input) { in.Stages[1].GateHold = "" },
+					want: want{stage: "mid", waitingReason: v1.ReasonStageProgressing, events: []string{started},
+						clusters: map[string]string{"member2": "Progressing 2 Released"}}},
+			},
+		},
+		{
 			name: "a stage that pauses waits until a person promotes that stage",
 			in: revision2(with(Input{Stages: threeStages()}, func(in *Input) {
 				in.Stages[1].Pause = true
