@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,18 +11,21 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
 	v1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/pkg/metrics"
 )
 
 // fakeHub is a hub in a fake client: PropagationPolicy shop/web claiming
@@ -133,6 +137,67 @@ func TestReconcileReleasesOneAtATimeWhenMaxConcurrencyCannotBeRead(t *testing.T)
 				if c.Type == v1.ConditionProgressing && !strings.Contains(c.Message, problem) {
 					t.Errorf("Progressing says %q, want it to say %q", c.Message, problem)
 				}
+			}
+		})
+	}
+}
+
+// federator_rollout_failures_total counts each cluster that fails a
+// revision once, when it fails.
+func TestReconcileCountsEachFailedClusterOnce(t *testing.T) {
+	h := newFakeHub(t, oneStage("counted", nil))
+	failures := metrics.RolloutFailures.WithLabelValues("Rollout", "shop", "counted")
+	before := testutil.ToFloat64(failures)
+	h.reconcile(0)
+	h.setImage("nginx:2")
+	ro := h.reconcile(time.Minute)
+	if got := testutil.ToFloat64(failures) - before; got != 0 {
+		t.Fatalf("%v failures counted before any deadline passed; clusters %v", got, states(ro))
+	}
+	ro = h.reconcile(12 * time.Minute) // past the default progress deadline of 10m
+	if got := testutil.ToFloat64(failures) - before; got != 3 {
+		t.Errorf("%v failures counted, want 3 (every cluster failed); clusters %v", got, states(ro))
+	}
+	h.reconcile(13 * time.Minute)
+	if got := testutil.ToFloat64(failures) - before; got != 3 {
+		t.Errorf("%v failures counted after another step, want still 3", got)
+	}
+}
+
+// The kept revisions are bounded: the last 10 by default, or
+// spec.revisionHistoryLimit; older ones are deleted.
+func TestReconcileKeepsABoundedHistory(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit *int32
+		want  []int64
+	}{
+		{"the default keeps the last 10", nil, []int64{3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{"revisionHistoryLimit 3 keeps the last 3", ptr.To[int32](3), []int64{10, 11, 12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ro := oneStage("web", nil)
+			ro.Spec.RevisionHistoryLimit = tc.limit
+			h := newFakeHub(t, ro)
+			for i := range 12 {
+				if i > 0 {
+					h.setImage(fmt.Sprintf("nginx:%d", i+1))
+				}
+				if got := h.reconcile(time.Duration(i) * time.Second).Status.Revision; got != int64(i+1) {
+					t.Fatalf("revision %d after %d changes, want %d", got, i, i+1)
+				}
+			}
+			list := &appsv1.ControllerRevisionList{}
+			if err := h.client.List(context.Background(), list, client.InNamespace("shop")); err != nil {
+				t.Fatal(err)
+			}
+			var kept []int64
+			for _, cr := range list.Items {
+				kept = append(kept, cr.Revision)
+			}
+			slices.Sort(kept)
+			if !slices.Equal(kept, tc.want) {
+				t.Errorf("kept revisions %v, want %v", kept, tc.want)
 			}
 		})
 	}
