@@ -107,6 +107,17 @@ func TestHealth(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
 			Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: updated, AvailableReplicas: available}})
 	}
+	statefulSet := func(observed, updated, available int32) *unstructured.Unstructured {
+		return unstructuredOf(t, &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+			ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)},
+			Status: appsv1.StatefulSetStatus{ObservedGeneration: int64(observed), Replicas: 2, UpdatedReplicas: updated, AvailableReplicas: available}})
+	}
+	daemonSet := func(observed, updated, available int32) *unstructured.Unstructured {
+		return unstructuredOf(t, &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+			ObjectMeta: metav1.ObjectMeta{Generation: 2},
+			Status: appsv1.DaemonSetStatus{ObservedGeneration: int64(observed), DesiredNumberScheduled: 3,
+				UpdatedNumberScheduled: updated, NumberAvailable: available}})
+	}
 	for _, tc := range []struct {
 		name string
 		obj  *unstructured.Unstructured
@@ -114,6 +125,19 @@ func TestHealth(t *testing.T) {
 	}{
 		{"a Deployment whose rollout completed is Healthy", deployment(2, 2), workv1alpha1.ResourceHealthy},
 		{"a Deployment stuck with one new replica of two is Unhealthy", deployment(1, 2), workv1alpha1.ResourceUnhealthy},
+		{"a StatefulSet updated and available at its generation is Healthy", statefulSet(2, 2, 2), workv1alpha1.ResourceHealthy},
+		{"a StatefulSet that has not observed its generation is Unhealthy", statefulSet(1, 2, 2), workv1alpha1.ResourceUnhealthy},
+		{"a StatefulSet with one updated replica of two is Unhealthy", statefulSet(2, 1, 1), workv1alpha1.ResourceUnhealthy},
+		{"a StatefulSet with an updated replica not available is Unhealthy", statefulSet(2, 2, 1), workv1alpha1.ResourceUnhealthy},
+		{"a DaemonSet updated and available on every node at its generation is Healthy", daemonSet(2, 3, 3), workv1alpha1.ResourceHealthy},
+		{"a DaemonSet that has not observed its generation is Unhealthy", daemonSet(1, 3, 3), workv1alpha1.ResourceUnhealthy},
+		{"a DaemonSet updated on two nodes of three is Unhealthy", daemonSet(2, 2, 2), workv1alpha1.ResourceUnhealthy},
+		{"a DaemonSet with an updated pod not available is Unhealthy", daemonSet(2, 3, 2), workv1alpha1.ResourceUnhealthy},
+		// Karmada has no rule for Jobs; a rollout judges them itself
+		// (pkg/rollout's manifestHealth).
+		{"a running Job is Healthy, as in Karmada",
+			unstructuredOf(t, &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, Status: batchv1.JobStatus{Active: 1}}),
+			workv1alpha1.ResourceHealthy},
 		{"a kind without a rule is Healthy, as in Karmada",
 			unstructuredOf(t, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}), workv1alpha1.ResourceHealthy},
 	} {

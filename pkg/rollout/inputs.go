@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,9 +32,8 @@ import (
 
 // health says, per placed cluster, whether every template is healthy there
 // at its current content: the cluster's Work carries that content, is not
-// held, is applied at its generation, and the member object is healthy by
-// Karmada's interpreter (a Deployment updated and available at its
-// generation, a Job complete; other kinds once applied).
+// held, is applied at its generation, and the member object is healthy
+// (manifestHealth).
 func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string]bool, map[string]string, error) {
 	healthy := map[string]bool{}
 	unhealthy := map[string]bool{}
@@ -77,11 +79,38 @@ func workHealthy(w *workv1alpha1.Work, hash string) bool {
 		return false
 	}
 	for _, ms := range w.Status.ManifestStatuses {
-		if ms.Health != workv1alpha1.ResourceHealthy {
+		if manifestHealth(ms) != workv1alpha1.ResourceHealthy {
 			return false
 		}
 	}
 	return true
+}
+
+// manifestHealth is a member object's health as its Work reports it:
+// Karmada's interpreter's verdict (Deployments, StatefulSets and DaemonSets
+// updated and available at their generation; other kinds it has no rule
+// for healthy once applied), except for Jobs. Karmada has no rule for Jobs,
+// and a Job counts healthy there as soon as it is applied, however it ends;
+// a rollout waits for it to complete: Healthy when its Complete condition
+// is True, Unhealthy when Failed is, Unknown until then.
+func manifestHealth(ms workv1alpha1.ManifestStatus) workv1alpha1.ResourceHealth {
+	if ms.Identifier.Group != batchv1.GroupName || ms.Identifier.Kind != "Job" {
+		return ms.Health
+	}
+	var status batchv1.JobStatus
+	if ms.Status == nil || json.Unmarshal(ms.Status.Raw, &status) != nil {
+		return workv1alpha1.ResourceUnknown
+	}
+	for _, c := range status.Conditions {
+		switch {
+		case c.Status != corev1.ConditionTrue:
+		case c.Type == batchv1.JobComplete:
+			return workv1alpha1.ResourceHealthy
+		case c.Type == batchv1.JobFailed:
+			return workv1alpha1.ResourceUnhealthy
+		}
+	}
+	return workv1alpha1.ResourceUnknown
 }
 
 // stages resolves spec.stages against the placed clusters: by name, or by
@@ -117,7 +146,7 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 			}
 		}
 		slices.Sort(st.Clusters)
-		st.MaxConcurrency = max(scaled(s.MaxConcurrency, len(st.Clusters), len(st.Clusters), true), 1)
+		st.MaxConcurrency, st.ConcurrencyProblem = concurrency(s.MaxConcurrency, len(st.Clusters))
 		hold, next, err := r.gateHold(ctx, ro, s)
 		if err != nil {
 			return nil, 0, err

@@ -19,7 +19,11 @@ type Stage struct {
 	Clusters []string
 	// MaxConcurrency is how many of them may be in flight at once (≥ 1).
 	MaxConcurrency int
-	MinSuccessTime time.Duration
+	// ConcurrencyProblem says why MaxConcurrency is 1 rather than what
+	// spec.stages[].maxConcurrency says (a value that cannot be read); ""
+	// when it is what the spec says.
+	ConcurrencyProblem string
+	MinSuccessTime     time.Duration
 	// GateHold says why a gate the stage waits for holds it; "" when its
 	// gates are open.
 	GateHold string
@@ -365,7 +369,7 @@ func Step(in Input) Output {
 		if in.Paused != "" {
 			out.Waiting, out.WaitingReason = "the rollout is paused", rolloutsv1alpha1.ReasonSuspended
 		} else {
-			out.Waiting = fmt.Sprintf("stage '%s' is being released: %d of %d clusters healthy", s.Name, healthy, len(s.Clusters))
+			out.Waiting = fmt.Sprintf("stage '%s' is being released: %d of %d clusters healthy%s", s.Name, healthy, len(s.Clusters), s.problem())
 			out.WaitingReason = rolloutsv1alpha1.ReasonStageProgressing
 		}
 		markWaiting(in.Stages[i+1:], states, fmt.Sprintf("waits for stage '%s' to be healthy", s.Name), set)
@@ -404,6 +408,15 @@ func Step(in Input) Output {
 	}
 	slices.SortFunc(out.Status.Clusters, func(a, b rolloutsv1alpha1.ClusterStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// problem is what a person should know of the stage's maxConcurrency, as
+// the tail of a message: "" when nothing.
+func (s Stage) problem() string {
+	if s.ConcurrencyProblem == "" {
+		return ""
+	}
+	return "; " + s.ConcurrencyProblem
 }
 
 // soakStart is when a soak that begins at t counts from: t rounded up to

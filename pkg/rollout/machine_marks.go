@@ -106,7 +106,7 @@ func markPending(s Stage, states map[string]rolloutsv1alpha1.ClusterStatus, paus
 			set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage, fmt.Sprintf("stage '%s': the rollout is paused", s.Name))
 		} else {
 			set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForConcurrency,
-				fmt.Sprintf("stage '%s' releases %d cluster(s) at a time", s.Name, max(s.MaxConcurrency, 1)))
+				fmt.Sprintf("stage '%s' releases %d cluster(s) at a time%s", s.Name, max(s.MaxConcurrency, 1), s.problem()))
 		}
 	}
 }
@@ -154,30 +154,56 @@ func completedBefore(s rolloutsv1alpha1.RolloutStatus, revision int64) bool {
 }
 
 // scaled resolves a number or percentage of total; def when unset or
+// invalid (see resolve).
+func scaled(v *intstr.IntOrString, total, def int, roundUp bool) int {
+	if n, ok := resolve(v, total, roundUp); ok {
+		return n
+	}
+	return def
+}
+
+// resolve resolves a number or percentage of total; false when unset or
 // invalid (not a whole number, or "<whole number>%", or negative). A
 // number written as a string ("2") is that number, as it reads.
 // Percentages round down for failures (never allow more than asked) and up
 // for concurrency (never stall at 0).
-func scaled(v *intstr.IntOrString, total, def int, roundUp bool) int {
+func resolve(v *intstr.IntOrString, total int, roundUp bool) (int, bool) {
 	if v == nil {
-		return def
+		return 0, false
 	}
 	if v.Type == intstr.Int {
-		if v.IntVal < 0 {
-			return def
-		}
-		return int(v.IntVal)
+		return int(v.IntVal), v.IntVal >= 0
 	}
 	pct, isPct := strings.CutSuffix(strings.TrimSpace(v.StrVal), "%")
 	n, err := strconv.Atoi(pct)
 	if err != nil || n < 0 {
-		return def
+		return 0, false
 	}
 	if !isPct {
-		return n
+		return n, true
 	}
 	if roundUp {
-		return (n*total + 99) / 100
+		return (n*total + 99) / 100, true
 	}
-	return n * total / 100
+	return n * total / 100, true
+}
+
+// concurrency is how many of a stage's total clusters maxConcurrency v
+// releases at once: all of them when unset, at least 1. A value that
+// cannot be read (stored before admission refused it) or that comes to 0
+// releases one at a time, fail safe, and problem says so; never all.
+func concurrency(v *intstr.IntOrString, total int) (n int, problem string) {
+	if v == nil {
+		return max(total, 1), ""
+	}
+	n, ok := resolve(v, total, true)
+	switch {
+	case !ok:
+		problem = fmt.Sprintf("maxConcurrency %q is not a whole number or a percentage", v.String())
+	case n < 1 && total > 0:
+		problem = fmt.Sprintf("maxConcurrency %q would release none and stall the stage", v.String())
+	default:
+		return n, ""
+	}
+	return 1, problem + ": one cluster at a time until it is fixed (write a number from 1 or a percentage like 25%)"
 }

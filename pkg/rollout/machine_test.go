@@ -463,6 +463,30 @@ func TestStep(t *testing.T) {
 			},
 		},
 		{
+			name: "a gate that was open and closes before its stage starts holds the stage, and the status names the gate",
+			in: revision2(with(Input{Stages: threeStages()}, func(in *Input) {
+				in.Stages[0].MinSuccessTime = 30 * time.Minute
+			}).Stages),
+			steps: []step{
+				{at: 0, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started}}},
+				{at: time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking,
+					clusters: map[string]string{"member2": "Pending 1 WaitingForStage"},
+					messages: map[string]string{"member2": "stage 'mid' waits for stage 'canary' to soak"}}},
+				{at: 10 * time.Minute, healthy: []string{"member1"}, edit: func(in *Input) {
+					in.Stages[1].GateHold = "waiting approval, gate 'shop/smoke' is closed (closed by alice)"
+				}, want: want{stage: "canary", waitingReason: v1.ReasonStageSoaking}},
+				{at: 31 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonWaitingForGate,
+					waiting: "gate 'shop/smoke' is closed", events: []string{completed},
+					clusters: map[string]string{"member1": "Healthy 2 Healthy", "member2": "Pending 1 WaitingForStage", "member3": "Pending 1 WaitingForStage"},
+					messages: map[string]string{"member2": "stage 'mid': waiting approval, gate 'shop/smoke' is closed (closed by alice)"}}},
+				{at: 40 * time.Minute, healthy: []string{"member1"}, want: want{stage: "mid", waitingReason: v1.ReasonWaitingForGate,
+					clusters: map[string]string{"member2": "Pending 1 WaitingForStage"}}},
+				{at: 41 * time.Minute, healthy: []string{"member1"}, edit: func(in *Input) { in.Stages[1].GateHold = "" },
+					want: want{stage: "mid", waitingReason: v1.ReasonStageProgressing, events: []string{started},
+						clusters: map[string]string{"member2": "Progressing 2 Released"}}},
+			},
+		},
+		{
 			name: "a stage that pauses waits until a person promotes that stage",
 			in: revision2(with(Input{Stages: threeStages()}, func(in *Input) {
 				in.Stages[1].Pause = true
@@ -822,6 +846,37 @@ func TestScaled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := scaled(tc.v, tc.total, tc.def, tc.roundUp); got != tc.want {
 				t.Errorf("scaled(%v, %d, %d, %v) = %d, want %d", tc.v, tc.total, tc.def, tc.roundUp, got, tc.want)
+			}
+		})
+	}
+}
+
+// An unreadable maxConcurrency (stored before admission refused it)
+// releases one cluster at a time and says so; it never releases them all.
+func TestConcurrency(t *testing.T) {
+	cases := []struct {
+		name    string
+		v       *intstr.IntOrString
+		total   int
+		want    int
+		problem string
+	}{
+		{"unset releases the whole stage", nil, 3, 3, ""},
+		{"unset on an empty stage is still at least 1", nil, 0, 1, ""},
+		{"a number is itself", intOrStr("2"), 3, 2, ""},
+		{"a percentage rounds up", intOrStr("50%"), 3, 2, ""},
+		{"a percentage of an empty stage is no problem", intOrStr("10%"), 0, 0, ""},
+		{"a typo in a percentage releases one at a time, not all", intOrStr("5O%"), 4, 1, `maxConcurrency "5O%" is not a whole number or a percentage: one cluster at a time until it is fixed (write a number from 1 or a percentage like 25%)`},
+		{"a negative number releases one at a time", &intstr.IntOrString{Type: intstr.Int, IntVal: -1}, 4, 1, `maxConcurrency "-1" is not a whole number or a percentage`},
+		{"a negative percentage releases one at a time", intOrStr("-50%"), 4, 1, `maxConcurrency "-50%" is not a whole number or a percentage`},
+		{"0 would stall the stage: one at a time", &intstr.IntOrString{Type: intstr.Int, IntVal: 0}, 4, 1, `maxConcurrency "0" would release none and stall the stage`},
+		{"0% would stall the stage: one at a time", intOrStr("0%"), 4, 1, `maxConcurrency "0%" would release none and stall the stage`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, problem := concurrency(tc.v, tc.total)
+			if got != tc.want || tc.problem == "" && problem != "" || !strings.Contains(problem, tc.problem) {
+				t.Errorf("concurrency(%v, %d) = %d, %q; want %d, %q", tc.v, tc.total, got, problem, tc.want, tc.problem)
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
@@ -26,6 +28,44 @@ var _ = Describe("rollouts with bad input", func() {
 		err := framework.Apply(ctx, hubClient, ro, fieldOwner)
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("a cluster is named in two stages: name each cluster in one stage only"))
+	})
+
+	It("refuses a maxConcurrency or maxFailures that is no number or percentage, with a message that says what to write", func() {
+		const ns = "rollout-bad-numbers"
+		namespace(ns)
+		concurrency := "spec.stages[].maxConcurrency must be a whole number of clusters (1 or more; 0 would stall the stage) or a percentage of the stage's clusters above 0, e.g. 1 or 25%"
+		failures := "spec.maxFailures must be a whole number of clusters (0 or more) or a percentage of the stage's clusters, e.g. 1 or 25%"
+		for _, tc := range []struct {
+			maxConcurrency, maxFailures *intstr.IntOrString
+			want                        string
+		}{
+			{maxConcurrency: ptr.To(intstr.FromString("5O%")), want: concurrency},
+			{maxConcurrency: ptr.To(intstr.FromInt32(-1)), want: concurrency},
+			{maxConcurrency: ptr.To(intstr.FromInt32(0)), want: concurrency},
+			{maxFailures: ptr.To(intstr.FromString("5O%")), want: failures},
+			{maxFailures: ptr.To(intstr.FromInt32(-1)), want: failures},
+		} {
+			ro := &rolloutsv1alpha1.Rollout{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rollouts.federator.dev/v1alpha1", Kind: "Rollout"},
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+				Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web"}, MaxFailures: tc.maxFailures,
+					Stages: []rolloutsv1alpha1.Stage{{Name: "canary", Clusters: []string{"member1"}, MaxConcurrency: tc.maxConcurrency}}},
+			}
+			err := framework.Apply(ctx, hubClient, ro, fieldOwner)
+			Expect(err).To(HaveOccurred(), "maxConcurrency %v, maxFailures %v", tc.maxConcurrency, tc.maxFailures)
+			Expect(err.Error()).To(ContainSubstring(tc.want))
+		}
+		By("a number or a percentage is taken")
+		ro := &rolloutsv1alpha1.Rollout{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rollouts.federator.dev/v1alpha1", Kind: "Rollout"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web"}, MaxFailures: ptr.To(intstr.FromString("0%")),
+				Stages: []rolloutsv1alpha1.Stage{
+					{Name: "canary", Clusters: []string{"member1"}, MaxConcurrency: ptr.To(intstr.FromInt32(1))},
+					{Name: "rest", Clusters: []string{"member2", "member3"}, MaxConcurrency: ptr.To(intstr.FromString("50%"))}}},
+		}
+		Expect(framework.Apply(ctx, hubClient, ro, fieldOwner)).To(Succeed())
+		Expect(hubClient.Delete(ctx, ro)).To(Succeed())
 	})
 
 	It("says a Rollout's policy does not exist, and releases and holds nothing", func() {

@@ -130,6 +130,8 @@ type RolloutSpec struct {
 	// a percentage of the stage's clusters) before the rollout stops.
 	// Default 0.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%?$')",message="spec.maxFailures must be a whole number of clusters (0 or more) or a percentage of the stage's clusters, e.g. 1 or 25%"
 	// +optional
 	MaxFailures *intstr.IntOrString `json:"maxFailures,omitempty"`
 
@@ -174,9 +176,12 @@ type Stage struct {
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
 
 	// MaxConcurrency is how many of the stage's clusters are released at
-	// once (a number, or a percentage of the stage's clusters). Default:
-	// all of them.
+	// once (a number from 1, or a percentage of the stage's clusters).
+	// Default: all of them. A value the controller cannot read (stored
+	// before admission refused it) releases one at a time.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]*%?$')",message="spec.stages[].maxConcurrency must be a whole number of clusters (1 or more; 0 would stall the stage) or a percentage of the stage's clusters above 0, e.g. 1 or 25%"
 	// +optional
 	MaxConcurrency *intstr.IntOrString `json:"maxConcurrency,omitempty"`
 

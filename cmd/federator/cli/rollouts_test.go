@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -417,6 +419,40 @@ platform   -          -       0/0             24h
 	if err != nil || !strings.Contains(stdout, "apiVersion: rollouts.federator.dev/v1alpha1\nkind: Rollout\n") ||
 		!strings.Contains(stdout, "currentStage: prod") {
 		t.Errorf("-o yaml: %v, printed\n%s", err, stdout)
+	}
+
+	// -o json: a List of every Rollout, or the one named, for scripts.
+	type rollout struct {
+		APIVersion, Kind string
+		Metadata         struct{ Namespace, Name string }
+		Status           struct{ Revision int64 }
+	}
+	stdout, _, err = run(t, h, "get", "rollouts", "-A", "-o", "json")
+	var list struct {
+		APIVersion, Kind string
+		Items            []rollout
+	}
+	if err != nil || json.Unmarshal([]byte(stdout), &list) != nil || list.APIVersion != "v1" || list.Kind != "List" || len(list.Items) != 2 {
+		t.Fatalf("-A -o json: %v, printed\n%s", err, stdout)
+	}
+	for _, item := range list.Items {
+		if item.APIVersion != "rollouts.federator.dev/v1alpha1" || item.Kind != "Rollout" || item.Status.Revision != 3 {
+			t.Errorf("-A -o json: item %+v, want a Rollout at revision 3", item)
+		}
+	}
+	if got := []string{list.Items[0].Metadata.Namespace + "/" + list.Items[0].Metadata.Name,
+		list.Items[1].Metadata.Namespace + "/" + list.Items[1].Metadata.Name}; !slices.Equal(got, []string{"demo/web", "shop/cart"}) {
+		t.Errorf("-A -o json lists %v, want demo/web and shop/cart", got)
+	}
+	stdout, _, err = run(t, h, "get", "rollouts", "web", "-n", "demo", "-o", "json")
+	var one rollout
+	if err != nil || json.Unmarshal([]byte(stdout), &one) != nil || one.Kind != "Rollout" || one.Metadata.Name != "web" ||
+		!strings.Contains(stdout, `"currentStage": "prod"`) {
+		t.Errorf("web -o json: %v, printed\n%s", err, stdout)
+	}
+	stdout, _, err = run(t, h, "get", "clusterrollouts", "-o", "json")
+	if err != nil || json.Unmarshal([]byte(stdout), &list) != nil || len(list.Items) != 1 || list.Items[0].Kind != "ClusterRollout" {
+		t.Errorf("clusterrollouts -o json: %v, printed\n%s", err, stdout)
 	}
 }
 
