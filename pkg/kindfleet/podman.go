@@ -65,6 +65,9 @@ type podmanHost struct {
 	imageInPodman, imageInDocker bool
 	// probeErr is why podman did not start a privileged container; nil if it did.
 	probeErr error
+	// noModules: the host has no /lib/modules, which kind mounts into
+	// every node.
+	noModules bool
 }
 
 // podmanVerdict is the podman preflight's answer.
@@ -109,6 +112,9 @@ func podmanProblems(h podmanHost, nodeImage string, clusters int) podmanVerdict 
 	}
 	if p := inotifyProblem(h.inotifyMax, h.inotifyInUse, clusters); p != "" {
 		v.problems = append(v.problems, p)
+	}
+	if h.noModules {
+		v.problems = append(v.problems, modulesProblem)
 	}
 	switch {
 	case h.imageInPodman:
@@ -206,6 +212,23 @@ func inotifyProblem(max, inUse, clusters int) string {
 		max, inUse, clusters, need, inotifyPerNode, raise, noEngineNeeded)
 }
 
+// modulesPath is the host directory kind bind-mounts, read-only, into
+// every node (for kube-proxy's and the CNI's kernel modules); the engine
+// refuses to start a node where it does not exist.
+const modulesPath = "/lib/modules"
+
+// modulesProblem is what the preflight says where modulesPath is missing
+// (seen on a machine whose kernel comes from its VM: podman run: statfs
+// /lib/modules: no such file or directory).
+var modulesProblem = fmt.Sprintf("%s does not exist on this machine, and kind mounts it into every node (podman run: statfs %s: no such file or directory); create it: mkdir -p %s (an empty directory will do: the nodes load no module from it), %s",
+	modulesPath, modulesPath, modulesPath, noEngineNeeded)
+
+// modulesMissing says whether this machine lacks modulesPath.
+func modulesMissing() bool {
+	_, err := os.Stat(modulesPath)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // readPodmanHost reads what podmanProblems judges. It runs podman's
 // privileged probe (which leaves nothing behind) only once the ulimits are
 // configured: before, its failure is known.
@@ -226,6 +249,7 @@ func readPodmanHost(ctx context.Context, nodeImage string) podmanHost {
 	h.pidMax = uint64(readInt("/proc/sys/kernel/pid_max"))
 	h.inotifyMax = readInt(inotifyMaxPath)
 	h.inotifyInUse = inotifyInstancesInUse(os.Getuid())
+	h.noModules = modulesMissing()
 	podman := EnginePodman.cli()
 	h.imageInPodman = podman.hasImage(ctx, nodeImage)
 	if !h.imageInPodman && nodeImage == EnginePodman.nodeImageName(LocalNodeImage) {

@@ -55,6 +55,9 @@ func TestPodmanProblems(t *testing.T) {
 				h.confErr = errors.New("/etc/containers/containers.conf: toml: line 3: expected '='")
 			}),
 			want: []string{"podman's containers.conf cannot be read (/etc/containers/containers.conf: toml: line 3: expected '='); fix it so that its [containers] table sets default_ulimits = "}},
+		{name: "no /lib/modules to mount into the nodes", image: podmanLocalImage, clusters: 2,
+			host: with(func(h *podmanHost) { h.noModules = true }),
+			want: []string{"/lib/modules does not exist on this machine, and kind mounts it into every node (podman run: statfs /lib/modules: no such file or directory); create it: mkdir -p /lib/modules "}},
 		{name: "a privileged container refused otherwise", image: podmanLocalImage, clusters: 2,
 			host: with(func(h *podmanHost) { h.probeErr = errors.New("Error: crun: mount: permission denied") }),
 			want: []string{"podman cannot start privileged containers, and every kind node is one (podman run --privileged: Error: crun: mount: permission denied); see docs/kind.md, "}},

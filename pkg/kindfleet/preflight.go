@@ -115,6 +115,9 @@ func preflight(ctx context.Context, engine Engine, nodeImage string, clusters in
 		if p := inotifyProblem(readInt(inotifyMaxPath), inotifyInstancesInUse(os.Getuid()), clusters); p != "" {
 			problems = append(problems, p)
 		}
+		if modulesMissing() {
+			problems = append(problems, strings.Replace(modulesProblem, "podman run:", "docker run:", 1))
+		}
 		return problems, false, nil
 	case EnginePodman:
 		v := podmanProblems(readPodmanHost(ctx, nodeImage), nodeImage, clusters)
