@@ -119,9 +119,11 @@ fmt:
 	gofmt -l -w $$(git ls-files '*.go')
 
 # Unit tests (with hack/'s own programs, such as the workload image's
-# server), plus pkg/fleet's tests, which start real API servers.
+# server, and the chaos checker's own tests), plus pkg/fleet's tests, which
+# start real API servers. internal/layout's test fails when a package's
+# tests are run by no go test line here.
 unit: binaries
-	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/...
+	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/... ./test/chaos/
 
 # FLEET=kind runs the suite on kind clusters (docs/kind.md); the
 # default is the local fleet, which needs no Docker.
