@@ -119,9 +119,11 @@ fmt:
 	gofmt -l -w $$(git ls-files '*.go')
 
 # Unit tests (with hack/'s own programs, such as the workload image's
-# server), plus pkg/fleet's tests, which start real API servers.
+# server, and the chaos checker's own tests), plus pkg/fleet's tests, which
+# start real API servers. internal/layout's test fails when a package's
+# tests are run by no go test line here.
 unit: binaries
-	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/...
+	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/... ./test/chaos/ ./test/scale/benchfleet/
 
 # FLEET=kind runs the suite on kind clusters (docs/kind.md); the
 # default is the local fleet, which needs no Docker.
@@ -160,7 +162,7 @@ bench:
 # members, in the same run; then suspend → update → resume. One table of
 # figures (ratios to the direct baseline, hub writes per template, CPU,
 # peak RSS); asserts only that everything arrived and nothing changed while
-# suspended. BENCH_FLEET_ARGS="--members 10 --resources 2000", "-o json".
+# suspended (else it exits 1). BENCH_FLEET_ARGS="--members 10 --resources 2000", "-o json".
 BENCH_FLEET_ARGS ?=
 .PHONY: bench-fleet
 bench-fleet: binaries build

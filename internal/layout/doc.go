@@ -10,4 +10,7 @@
 //   - apis/ imports nothing of federator but apis/; internal/ nothing of pkg/,
 //     except test-support packages named like httptest (internal/fleettest),
 //     which only tests import.
+//
+// And every package's tests run somewhere: some `go test` line of the
+// Makefile names the package (tests_test.go).
 package layout

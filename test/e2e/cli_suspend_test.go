@@ -72,7 +72,7 @@ var _ = Describe("federator suspend and resume (cli)", func() {
 
 		By("rolling nginx:1.27 while suspended: no member gets it")
 		setImage(ns, "web", "nginx:1.27")
-		Eventually(func() string { return workImage("member1", ns, "web") }).Should(Equal("nginx:1.27"))
+		dispatcherHolds(ns, "web", "nginx:1.27", "member1", "member2", "member3")
 
 		By("suspending again updates the reason and says so")
 		r = federatorCLI("suspend", "pp", "web", "-n", ns, "-m", "incident 42: rolling back")
@@ -138,7 +138,7 @@ spec:
 		setImage(ns, "api", "nginx:1.27")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "api") }).Should(Equal(everywhere("nginx:1.27")))
 		Eventually(func() map[string]string { return rolloutStates(ns, "api") }).Should(Equal(everywhere("Applied")))
-		Eventually(func() string { return workImage("member3", ns, "web") }).Should(Equal("nginx:1.27"))
+		dispatcherHolds(ns, "web", "nginx:1.27", "member1", "member2", "member3")
 		table := federatorCLI("get", "rollout", "-n", ns)
 		Expect(table.code).To(Equal(0), table.stderr)
 		Expect(table.stdout).To(MatchRegexp(`(?m)^Deployment/api\s+member2\s+Applied\s+\d+\s+\S+\s+nginx:1\.27\s+-$`))
@@ -176,7 +176,7 @@ spec:
 		setImage(ns, "web", "nginx:1.27")
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(
 			map[string]string{"member1": "nginx:1.27", "member2": "nginx:1.27", "member3": "nginx:1.25"}))
-		Eventually(func() string { return workImage("member3", ns, "web") }).Should(Equal("nginx:1.27"))
+		dispatcherHolds(ns, "web", "nginx:1.27", "member3")
 		Expect(policyOf(ns, "web").Generation).To(Equal(generation))
 
 		By("an unknown cluster is refused and changes nothing")

@@ -117,6 +117,20 @@ func heldByDispatcher(member, ns, name string) bool {
 	return env.HeldByDispatcher(ctx, member, "Deployment", ns, name)
 }
 
+// dispatcherHolds waits, for each of clusters, until its Work of Deployment
+// ns/name carries image and its dispatcher reports that Work held at its
+// current generation: proof, without sleeping, that the dispatcher saw the
+// held version and did not apply it. What a recorder stored up to then is
+// what the hold let through.
+func dispatcherHolds(ns, name, image string, clusters ...string) {
+	GinkgoHelper()
+	for _, m := range clusters {
+		Eventually(func() string { return workImage(m, ns, name) }).Should(Equal(image), m)
+		Eventually(func() bool { return heldByDispatcher(m, ns, name) }).Should(BeTrue(),
+			"%s's dispatcher never reported its Work of %s/%s held at the generation carrying %s", m, ns, name, image)
+	}
+}
+
 // applied is the Applied condition of a cluster's Work.
 func applied(member, kind, ns, name string) *metav1.Condition {
 	return env.WorkCondition(ctx, member, kind, ns, name, workv1alpha1.WorkApplied)
@@ -215,6 +229,21 @@ func mark(r *framework.Recorder) framework.Mark {
 	m, err := r.Mark(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	return m
+}
+
+// newVersionHeldEverywhere sets Deployment ns/name's image, waits until
+// every member's dispatcher holds the Work carrying it, and proves from the
+// recorders that no member stored it up to then. It returns the marks to
+// check again, later, what was stored while held.
+func newVersionHeldEverywhere(ns, name, image string, recorders map[string]*framework.Recorder) map[string]framework.Mark {
+	GinkgoHelper()
+	setImage(ns, name, image)
+	dispatcherHolds(ns, name, image, env.MemberNames()...)
+	held := markEverywhere(recorders)
+	for m, r := range recorders {
+		Expect(storedBefore(r, held[m], framework.Image)).NotTo(ContainElement(image), "%s stored the held version", m)
+	}
+	return held
 }
 
 // markEverywhere is mark for each recorder, by member name.

@@ -45,16 +45,8 @@ var _ = Describe("suspend dispatching to all clusters", func() {
 				HaveField("Message", suspendedMessage)), m)
 		}
 
-		By("changing the template: every Work carries it, no member stores it")
-		setImage(ns, name, "nginx:1.27")
-		for m := range members {
-			Eventually(func() string { return workImage(m, ns, name) }).Should(Equal("nginx:1.27"), m)
-		}
-		// Time for the dispatchers to act on the changed Works; the
-		// recorders also see a version a poll of the members would miss.
-		Consistently(func() map[string][]string { return recordedSoFar(recorders, framework.Image) }, "3s").Should(
-			HaveEach(Not(ContainElement("nginx:1.27"))))
-		held := markEverywhere(recorders)
+		By("changing the template: every Work carries it, every dispatcher holds it, no member stores it")
+		held := newVersionHeldEverywhere(ns, name, "nginx:1.27", recorders)
 		dispatchedBefore := workDispatchingEvents("member1", dispatchingMessage)
 
 		By("resuming: every member gets the latest template promptly")

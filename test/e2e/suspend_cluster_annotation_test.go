@@ -65,8 +65,8 @@ var _ = Describe("the suspended.propagation.federator.dev/<cluster> annotation",
 			map[string]string{"member1": "nginx:1.27", "member2": "nginx:1.27", "member3": "nginx:1.25"}))
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "api") }).Should(Equal(
 			map[string]string{"member1": "nginx:1.27", "member2": "nginx:1.25", "member3": "nginx:1.27"}))
-		Eventually(func() string { return workImage("member3", ns, "web") }).Should(Equal("nginx:1.27"))
-		Eventually(func() string { return workImage("member2", ns, "api") }).Should(Equal("nginx:1.27"))
+		dispatcherHolds(ns, "web", "nginx:1.27", "member3")
+		dispatcherHolds(ns, "api", "nginx:1.27", "member2")
 
 		By("removing the annotations releases them")
 		Expect(stored(webOnMember3, framework.Image)).NotTo(ContainElement("nginx:1.27"), "member3 must not get web's new image while held")

@@ -24,11 +24,7 @@ var _ = Describe("suspend dispatching to listed clusters", func() {
 		Expect(dispatching("member1", "Deployment", ns, name)).To(HaveField("Reason", "Dispatching"))
 		setImage(ns, name, "nginx:1.27")
 		Eventually(func() string { return memberImage("member1", ns, name) }).Should(Equal("nginx:1.27"))
-		for _, m := range []string{"member2", "member3"} {
-			Eventually(func() string { return workImage(m, ns, name) }).Should(Equal("nginx:1.27"), m)
-			// The dispatcher saw the changed Work and held it.
-			Eventually(func() bool { return heldByDispatcher(m, ns, name) }).Should(BeTrue(), m)
-		}
+		dispatcherHolds(ns, name, "nginx:1.27", "member2", "member3")
 		member2Held := mark(member2)
 
 		By("shrinking the list to member3: member2 changes, member3 keeps the old version")

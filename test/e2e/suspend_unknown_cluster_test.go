@@ -30,21 +30,6 @@ func policyCondition(ns, name, conditionType string) *metav1.Condition {
 	return meta.FindStatusCondition(conditions.Of(u), conditionType)
 }
 
-// newVersionHeldEverywhere sets Deployment ns/name's image, waits until
-// every member's Work carries it, and proves from the recorders that no
-// member stored it.
-func newVersionHeldEverywhere(ns, name, image string, recorders map[string]*framework.Recorder) {
-	GinkgoHelper()
-	setImage(ns, name, image)
-	for m := range members {
-		Eventually(func() string { return workImage(m, ns, name) }).Should(Equal(image), m)
-	}
-	held := markEverywhere(recorders)
-	for m, r := range recorders {
-		Expect(storedBefore(r, held[m], framework.Image)).NotTo(ContainElement(image), m)
-	}
-}
-
 var _ = Describe("a suspension list naming a cluster that does not exist", func() {
 	const ns, name = "suspend-unknown-cluster", "web"
 
@@ -95,9 +80,7 @@ var _ = Describe("a suspension list naming a cluster that does not exist", func(
 			Eventually(func() string { return holdMessageOf(m, ns, name) }).Should(ContainSubstring("names \"member3\", which is no registered Cluster"), m)
 		}
 		setImage(ns, name, "nginx:1.27")
-		for _, m := range []string{"member1", "member2"} {
-			Eventually(func() string { return workImage(m, ns, name) }).Should(Equal("nginx:1.27"), m)
-		}
+		dispatcherHolds(ns, name, "nginx:1.27", "member1", "member2")
 		held := markEverywhere(recorders)
 
 		By("registering member3 again: the names are known, member1 and member2 get the new version")

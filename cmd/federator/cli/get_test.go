@@ -7,9 +7,12 @@ import (
 	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // objectsHub is rolloutHub plus what `get policies|bindings` lists beside
@@ -97,5 +100,33 @@ func TestWatchPrintsOnlyChanges(t *testing.T) {
 	}
 	if out.String() != "shown a\n\nshown b\n" {
 		t.Errorf("printed %q, want each state once", out.String())
+	}
+}
+
+// APPLIED speaks of the Work's current generation, as DISPATCHING does: an
+// Applied condition of an older generation says the member runs an older
+// spec, not this one.
+func TestGetWorksShowsAppliedOnlyForTheWorksGeneration(t *testing.T) {
+	const failed = "Failed to apply all manifests (0/1): denied"
+	cases := []struct {
+		name          string
+		generation    int64
+		applied       []metav1.Condition
+		want, message string
+	}{
+		{"no Applied condition yet", 2, nil, "", ""},
+		{"applied at this generation", 2, []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionTrue, workkeys.ReasonAppliedSuccessful, "", 2)}, "True", ""},
+		{"failed at this generation", 2, []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionFalse, workkeys.ReasonAppliedFailed, failed, 2)}, "False", failed},
+		{"applied at an older generation", 2, []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionTrue, workkeys.ReasonAppliedSuccessful, "", 1)}, StatePending, ""},
+		{"failed at an older generation", 2, []metav1.Condition{condition(workkeys.ConditionApplied, metav1.ConditionFalse, workkeys.ReasonAppliedFailed, failed, 1)}, StatePending, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Generation: tc.generation}, Status: workv1alpha1.WorkStatus{Conditions: tc.applied}}
+			got, message := appliedStatus(w)
+			if got != tc.want || message != tc.message {
+				t.Errorf("APPLIED %q, message %q; want %q, %q", got, message, tc.want, tc.message)
+			}
+		})
 	}
 }

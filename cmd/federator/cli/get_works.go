@@ -21,17 +21,43 @@ import (
 // `get works` and `get clusters`: the listings of what the hub dispatches,
 // and where.
 
+// currentCondition is the Work's condition of condType when it speaks of
+// the Work's current generation; else nil and what a column shows instead:
+// "Pending" while the dispatcher has not acted on this generation, "" when
+// there is no such condition.
+func currentCondition(w *workv1alpha1.Work, condType string) (*metav1.Condition, string) {
+	c := meta.FindStatusCondition(w.Status.Conditions, condType)
+	switch {
+	case c == nil:
+		return nil, ""
+	case c.ObservedGeneration != w.Generation:
+		return nil, StatePending
+	}
+	return c, ""
+}
+
 // dispatchingReason is the reason of the Work's Dispatching condition for
 // its current spec, "Pending" while the dispatcher has not decided on it.
 func dispatchingReason(w *workv1alpha1.Work) string {
-	c := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionDispatching)
-	switch {
-	case c == nil:
-		return ""
-	case c.ObservedGeneration != w.Generation:
-		return StatePending
+	c, cell := currentCondition(w, workkeys.ConditionDispatching)
+	if c == nil {
+		return cell
 	}
 	return c.Reason
+}
+
+// appliedStatus is the Work's Applied status for its current spec,
+// "Pending" while the member does not run this generation yet (an Applied
+// of an older one says nothing of it), and the failure's message.
+func appliedStatus(w *workv1alpha1.Work) (status, message string) {
+	c, cell := currentCondition(w, workkeys.ConditionApplied)
+	if c == nil {
+		return cell, ""
+	}
+	if c.Status != metav1.ConditionTrue {
+		message = c.Message
+	}
+	return string(c.Status), message
 }
 
 // workListing is `get works`: Works of templates in the namespace (every
@@ -80,13 +106,13 @@ func (l workListing) table(wide bool, h *hub) *table {
 		if m := works.FirstManifest(w); m != nil {
 			template = m.GetKind() + "/" + m.GetName()
 		}
+		applied, failure := appliedStatus(w)
 		cells := withNamespace(h.allNamespaces, templateNamespace(w), cluster, w.Name, template,
-			dispatchingReason(w),
-			conditionStatus(w.Status.Conditions, workkeys.ConditionApplied), age(w.CreationTimestamp, h.now()))
+			dispatchingReason(w), applied, age(w.CreationTimestamp, h.now()))
 		if wide {
 			message := w.Annotations[workkeys.HoldMessageAnnotation]
-			if c := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionApplied); message == "" && c != nil && c.Status != metav1.ConditionTrue {
-				message = c.Message
+			if message == "" {
+				message = failure
 			}
 			cells = append(cells, message)
 		}

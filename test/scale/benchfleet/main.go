@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -162,13 +163,35 @@ func main() {
 		fmt.Fprintf(os.Stderr, "benchfleet: %v\n", err)
 		os.Exit(1)
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(os.Stdout)
+	os.Exit(report(r, o.output, os.Stdout, os.Stderr))
+}
+
+// report prints the run's figures, then its verdict: the exit code is 1
+// when a member object changed while every Work was suspended, the one
+// thing federator promises (a run whose resume does not reach every
+// member has already failed in run).
+func report(r *result, output string, stdout, stderr io.Writer) int {
+	if output == "json" {
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(r)
-		return
+	} else {
+		r.print(stdout)
 	}
-	r.print(os.Stdout)
+	if err := r.verdict(); err != nil {
+		fmt.Fprintf(stderr, "benchfleet: FAIL: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// verdict is what the run asserts beyond arriving: no member object
+// changed between the suspension and the resume.
+func (r *result) verdict() error {
+	if r.ChangedHeld != 0 {
+		return fmt.Errorf("%d member objects changed while suspended (must be 0): a held cluster received a change", r.ChangedHeld)
+	}
+	return nil
 }
 
 func logf(format string, args ...any) {
