@@ -3,6 +3,8 @@ package kindfleet
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/federator-dev/federator/pkg/fleet"
 )
@@ -44,9 +46,33 @@ func (f *Fleet) nodes(member, verb string) error {
 		return fmt.Errorf("kind fleet: nodes of %s: %w", kindName, err)
 	}
 	for _, n := range ns {
-		if _, err := f.engine.cli().run(context.Background(), nil, verb, n.String()); err != nil {
+		err := retryFreeze(func() error {
+			_, err := f.engine.cli().run(context.Background(), nil, verb, n.String())
+			return err
+		}, time.Sleep)
+		if err != nil {
 			return fmt.Errorf("kind fleet: %s %s %s (member %s): %w", f.engine, verb, n.String(), member, err)
 		}
 	}
 	return nil
+}
+
+// freezeTries bounds the tries of a pause the cgroup freezer gave up on.
+const freezeTries = 5
+
+// retryFreeze runs pause (or unpause) again while runc says it was "unable
+// to freeze": the cgroup v1 freezer gives up when the node's processes are
+// busy forking, as just after an unpause (seen: a pause 1.4 s after the
+// unpause of the same node failed so). Each try waits twice as long, from
+// 250 ms; any other error is returned at once.
+func retryFreeze(run func() error, sleep func(time.Duration)) error {
+	wait := 250 * time.Millisecond
+	for try := 1; ; try++ {
+		err := run()
+		if err == nil || try == freezeTries || !strings.Contains(err.Error(), "unable to freeze") {
+			return err
+		}
+		sleep(wait)
+		wait *= 2
+	}
 }
