@@ -106,4 +106,29 @@ var _ = Describe("a policy deleted and created again", func() {
 			Expect(run.code).To(BeZero(), run.stderr)
 		}
 	})
+
+	It("honours the policy's deletion delay when the policy and the template are pruned together", func() {
+		const ns, name = "policy-template-pruned", "web"
+		namespace(ns)
+		deployment(ns, name, "nginx:1.25")
+		Expect(framework.Apply(ctx, hubClient, annotatedPolicy(ns, name, map[string]string{delayKey: "1h"}), fieldOwner)).To(Succeed())
+		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
+		inMembers := recordEverywhere(deploymentRef(ns, name))
+
+		// As `kubectl delete -f app.yaml` does with a policy and its
+		// template in one file: one after the other, waiting for nothing.
+		Expect(hubClient.Delete(ctx, annotatedPolicy(ns, name, nil))).To(Succeed())
+		Expect(hubClient.Delete(ctx, deploymentRef(ns, name))).To(Succeed())
+		for m := range members {
+			due := countingDown(m, ns, name, time.Hour)
+			Expect(due).To(BeTemporally(">", time.Now().Add(50*time.Minute)), m)
+		}
+		for m, r := range inMembers {
+			Expect(stored(r, countdownMark)).NotTo(ContainElement(HavePrefix("DELETED")), "%s deleted its copy at once", m)
+		}
+		for m := range members {
+			run := federatorCLI("delete", "--now", "deployment", name, "-n", ns, "--cluster", m)
+			Expect(run.code).To(BeZero(), run.stderr)
+		}
+	})
 })
