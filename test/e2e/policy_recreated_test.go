@@ -82,8 +82,13 @@ var _ = Describe("a policy deleted and created again", func() {
 		}
 	})
 
-	It("honours the policy's deletion delay when the policy and then the template are pruned", func() {
-		const ns, name = "policy-pruned", "web"
+	// prunedKeepsCountingDown propagates Deployment ns/web under a policy
+	// with a deletion delay of 1h, deletes the policy, then (after between)
+	// the template, and proves every member's copy counts down from then
+	// instead of being deleted; then ends the countdowns on request.
+	prunedKeepsCountingDown := func(ns string, between func(ns, name string)) {
+		GinkgoHelper()
+		const name = "web"
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
 		Expect(framework.Apply(ctx, hubClient, annotatedPolicy(ns, name, map[string]string{delayKey: "1h"}), fieldOwner)).To(Succeed())
@@ -91,7 +96,7 @@ var _ = Describe("a policy deleted and created again", func() {
 		inMembers := recordEverywhere(deploymentRef(ns, name))
 
 		Expect(hubClient.Delete(ctx, annotatedPolicy(ns, name, nil))).To(Succeed())
-		Eventually(func() string { return worksSyncedReason(ns, name) }).Should(Equal("Unclaimed"))
+		between(ns, name)
 		Expect(hubClient.Delete(ctx, deploymentRef(ns, name))).To(Succeed())
 		for m := range members {
 			due := countingDown(m, ns, name, time.Hour)
@@ -105,30 +110,17 @@ var _ = Describe("a policy deleted and created again", func() {
 			run := federatorCLI("delete", "--now", "deployment", name, "-n", ns, "--cluster", m)
 			Expect(run.code).To(BeZero(), run.stderr)
 		}
+	}
+
+	It("honours the policy's deletion delay when the policy and then the template are pruned", func() {
+		prunedKeepsCountingDown("policy-pruned", func(ns, name string) {
+			Eventually(func() string { return worksSyncedReason(ns, name) }).Should(Equal("Unclaimed"))
+		})
 	})
 
 	It("honours the policy's deletion delay when the policy and the template are pruned together", func() {
-		const ns, name = "policy-template-pruned", "web"
-		namespace(ns)
-		deployment(ns, name, "nginx:1.25")
-		Expect(framework.Apply(ctx, hubClient, annotatedPolicy(ns, name, map[string]string{delayKey: "1h"}), fieldOwner)).To(Succeed())
-		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }).Should(Equal(everywhere("nginx:1.25")))
-		inMembers := recordEverywhere(deploymentRef(ns, name))
-
 		// As `kubectl delete -f app.yaml` does with a policy and its
 		// template in one file: one after the other, waiting for nothing.
-		Expect(hubClient.Delete(ctx, annotatedPolicy(ns, name, nil))).To(Succeed())
-		Expect(hubClient.Delete(ctx, deploymentRef(ns, name))).To(Succeed())
-		for m := range members {
-			due := countingDown(m, ns, name, time.Hour)
-			Expect(due).To(BeTemporally(">", time.Now().Add(50*time.Minute)), m)
-		}
-		for m, r := range inMembers {
-			Expect(stored(r, countdownMark)).NotTo(ContainElement(HavePrefix("DELETED")), "%s deleted its copy at once", m)
-		}
-		for m := range members {
-			run := federatorCLI("delete", "--now", "deployment", name, "-n", ns, "--cluster", m)
-			Expect(run.code).To(BeZero(), run.stderr)
-		}
+		prunedKeepsCountingDown("policy-template-pruned", func(string, string) {})
 	})
 })
