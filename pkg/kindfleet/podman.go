@@ -114,7 +114,7 @@ func podmanProblems(h podmanHost, nodeImage string, clusters int) podmanVerdict 
 		v.problems = append(v.problems, p)
 	}
 	if h.noModules {
-		v.problems = append(v.problems, modulesProblem)
+		v.problems = append(v.problems, modulesProblem(EnginePodman))
 	}
 	switch {
 	case h.imageInPodman:
@@ -219,9 +219,12 @@ const modulesPath = "/lib/modules"
 
 // modulesProblem is what the preflight says where modulesPath is missing
 // (seen on a machine whose kernel comes from its VM: podman run: statfs
-// /lib/modules: no such file or directory).
-var modulesProblem = fmt.Sprintf("%s does not exist on this machine, and kind mounts it into every node (podman run: statfs %s: no such file or directory); create it: mkdir -p %s (an empty directory will do: the nodes load no module from it), %s",
-	modulesPath, modulesPath, modulesPath, noEngineNeeded)
+// /lib/modules: no such file or directory), for the engine that would run
+// the nodes.
+func modulesProblem(engine Engine) string {
+	return fmt.Sprintf("%s does not exist on this machine, and kind mounts it into every node (%s run: statfs %s: no such file or directory); create it: mkdir -p %s (an empty directory will do: the nodes load no module from it), %s",
+		modulesPath, engine, modulesPath, modulesPath, noEngineNeeded)
+}
 
 // modulesMissing says whether this machine lacks modulesPath.
 func modulesMissing() bool {

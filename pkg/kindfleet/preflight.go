@@ -116,7 +116,7 @@ func preflight(ctx context.Context, engine Engine, nodeImage string, clusters in
 			problems = append(problems, p)
 		}
 		if modulesMissing() {
-			problems = append(problems, strings.Replace(modulesProblem, "podman run:", "docker run:", 1))
+			problems = append(problems, modulesProblem(EngineDocker))
 		}
 		return problems, false, nil
 	case EnginePodman:
