@@ -28,6 +28,7 @@ import (
 	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/recorder"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
@@ -160,6 +161,15 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err != nil {
 		return fmt.Errorf("controller manager: %w", err)
 	}
+	// The controllers' Events go through several broadcasters: the
+	// manager's one client-go broadcaster drops them under bulk load
+	// (internal/recorder).
+	events := recorder.NewBroadcaster(recorder.Shards)
+	defer events.Shutdown()
+	if err := recorder.Start(events, cfg, mgr.GetHTTPClient(), ctrl.Log.WithName("events")); err != nil {
+		return err
+	}
+	mgr = recorder.Manager{Manager: mgr, Events: events}
 	hubReader := mgr.GetClient()
 	credentials, err := membership.NewCredentialReader(mgr)
 	if err != nil {

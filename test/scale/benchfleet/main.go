@@ -133,6 +133,10 @@ type result struct {
 	FederatorCPU   float64 `json:"federatorCPUSeconds"`
 	HubAPIServCPU  float64 `json:"hubAPIServerCPUSeconds"`
 	FederatorPeak  float64 `json:"federatorPeakRSSMB"`
+	// DispatchingEvents are Karmada's WorkDispatching Events the hub
+	// stored per Work over the whole run, by message (summed counts): one
+	// per change of a Work's Dispatching condition, none dropped.
+	DispatchingEvents map[string]float64 `json:"workDispatchingEventsPerWork"`
 	propagationRaw framework.Writes
 	cycleRaw       framework.Writes
 }

@@ -370,5 +370,11 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	r.FederatorCPU = cpuSeconds(ctrl.pid()) - cpuBefore[0]
 	r.HubAPIServCPU = cpuSeconds(apiserverPID) - cpuBefore[1]
 	r.FederatorPeak = peakRSSMB(ctrl.pid())
-	return nil
+	// Events are written behind other writes: counted once the hub has
+	// written nothing but leases for 3 s, Events included.
+	if _, _, ok, err := framework.WaitQuiet(ctx, hubCS, 3*time.Second, waitLimit, "leases"); err != nil || !ok {
+		return errors.Join(err, fmt.Errorf("the hub kept writing Events for %s", waitLimit))
+	}
+	r.DispatchingEvents, err = dispatchingEvents(ctx, hubCS, o.resources*o.members)
+	return err
 }

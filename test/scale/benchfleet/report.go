@@ -16,7 +16,10 @@ import (
 	"text/tabwriter"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/test/framework"
 )
 
@@ -237,6 +240,11 @@ func (r *result) print(out io.Writer) {
 	fmt.Fprintf(t, "CPU seconds, federator\t%.1f\t\t\n", r.FederatorCPU)
 	fmt.Fprintf(t, "CPU seconds, hub API server\t%.1f\t\t\n", r.HubAPIServCPU)
 	fmt.Fprintf(t, "federator peak RSS\t%.0f MB\t\t\n", r.FederatorPeak)
+	for _, m := range []struct{ message, want string }{
+		{workkeys.MessageDispatching, "(at least 2: propagation, resume)"},
+		{workkeys.MessageSuspendDispatching, "(at least 1: suspension)"}} {
+		fmt.Fprintf(t, "WorkDispatching Events per Work, %q\t%.2f\t\t%s\n", m.message, r.DispatchingEvents[m.message], m.want)
+	}
 	_ = t.Flush()
 	printCPU(out, r.CPU, r.Resources*r.Members, runtime.NumCPU())
 	if len(r.FreezeHoldWaits) > 0 {
@@ -285,4 +293,19 @@ func imageOf(d *appsv1.Deployment) string {
 		return c[0].Image
 	}
 	return ""
+}
+
+// dispatchingEvents is how many of Karmada's WorkDispatching Events the
+// hub stores, per Work of works, by message: the sum of their counts (a
+// repeat on the same Work PATCHes its count + 1).
+func dispatchingEvents(ctx context.Context, hubCS kubernetes.Interface, works int) (map[string]float64, error) {
+	list, err := hubCS.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + workkeys.EventReasonWorkDispatching})
+	if err != nil {
+		return nil, fmt.Errorf("list the hub's WorkDispatching Events: %w", err)
+	}
+	out := map[string]float64{}
+	for _, e := range list.Items {
+		out[e.Message] += float64(max(e.Count, 1)) / float64(max(works, 1))
+	}
+	return out, nil
 }
