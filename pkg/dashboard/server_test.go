@@ -164,7 +164,7 @@ func TestPageShowsEveryView(t *testing.T) {
 		`title="`+holdMessage+`"`, "PropagationPolicy demo/web-pp",
 		// rollouts: stages, current stage, soak left, failures
 		`<span class="stage-name">canary</span> <span class="tag">current</span>`, `<span class="stage-name">prod</span>`,
-		`<span class="stage-name">remaining</span>`, "soak left 6m0s", "Failures 0 of at most 1", "gates change-window",
+		`<span class="stage-name">remaining</span>`, "soak left 6m0s", "Failures 0; maxFailures 1 per stage, in stage canary 0 of 1 failed, at most 1 may", "gates change-window",
 		// gates
 		"demo/change-window", `<span class="tag gate-closed">closed</span>`,
 		// deletions
@@ -193,6 +193,26 @@ func TestPageSaysACompletedRolloutReachedEveryStage(t *testing.T) {
 	if strings.Contains(page, "none yet") {
 		t.Error("a completed rollout is shown as not begun (none yet)")
 	}
+}
+
+// maxFailures is per stage: a percentage is scaled against the current
+// stage's clusters, as the rollout controller judges it, not against every
+// cluster of the rollout.
+func TestPageScalesMaxFailuresAgainstTheStage(t *testing.T) {
+	objs := fleet()
+	for _, o := range objs {
+		if r, ok := o.(*rolloutsv1alpha1.Rollout); ok {
+			r.Spec.MaxFailures = ptr.To(intstr.FromString("60%"))
+			r.Status.CurrentStage, r.Status.SoakStartedAt = "prod", nil
+			r.Status.Clusters = []rolloutsv1alpha1.ClusterStatus{{Name: "member1", Stage: "canary", State: rolloutsv1alpha1.StateHealthy, Revision: 2}}
+			for i, state := range []string{rolloutsv1alpha1.StateFailed, rolloutsv1alpha1.StateHealthy, rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.StateProgressing} {
+				r.Status.Clusters = append(r.Status.Clusters, rolloutsv1alpha1.ClusterStatus{Name: fmt.Sprintf("prod%d", i), Stage: "prod", State: state, Revision: 2})
+			}
+		}
+	}
+	_, srv := newTestServer(t, objs...)
+	// 60% of prod's 4 clusters is 2 (rounded down); of all 5 it would be 3.
+	wantAll(t, "the page", get(t, srv.URL+"/"), "Failures 1; maxFailures 60% per stage, in stage prod 1 of 4 failed, at most 2 may")
 }
 
 func TestCellDetailSaysWhyAndSince(t *testing.T) {

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	policykeys "github.com/federator-dev/federator/apis/policy"
@@ -56,11 +54,19 @@ type rolloutView struct {
 	Stages                []stageView
 	SoakLeft              string
 	Failures              int
-	MaxFailures           string
+	MaxFailures           string         // as written: per stage
+	Stage                 *stageFailures // the current stage's failures, nil when there is none
 	OnFailure             string
 	Paused                *metav1.Time
 	Clusters              []rolloutsv1alpha1.ClusterStatus
 	Conditions            []metav1.Condition
+}
+
+// stageFailures is how many of a stage's clusters failed, and how many
+// maxFailures allows there.
+type stageFailures struct {
+	Name                  string
+	Clusters, Failed, Max int
 }
 
 type stageView struct {
@@ -86,16 +92,26 @@ func (s *snapshot) rolloutViews() []rolloutView {
 		v.MaxFailures = "0"
 		if r.spec.MaxFailures != nil {
 			v.MaxFailures = r.spec.MaxFailures.String()
-			if r.spec.MaxFailures.Type == intstr.String {
-				if n, err := intstr.GetScaledValueFromIntOrPercent(r.spec.MaxFailures, len(r.status.Clusters), false); err == nil {
-					v.MaxFailures = fmt.Sprintf("%s (%d of %d clusters)", r.spec.MaxFailures.String(), n, len(r.status.Clusters))
+		}
+		// maxFailures applies to each stage, scaled against its clusters,
+		// as the rollout controller judges it (pkg/rollout).
+		if current := r.status.CurrentStage; current != "" {
+			v.Stage = &stageFailures{Name: current}
+		}
+		for _, c := range r.status.Clusters {
+			failed := c.State == rolloutsv1alpha1.StateFailed || c.State == rolloutsv1alpha1.StateRolledBack
+			if failed {
+				v.Failures++
+			}
+			if v.Stage != nil && c.Stage == v.Stage.Name {
+				v.Stage.Clusters++
+				if failed {
+					v.Stage.Failed++
 				}
 			}
 		}
-		for _, c := range r.status.Clusters {
-			if c.State == rolloutsv1alpha1.StateFailed || c.State == rolloutsv1alpha1.StateRolledBack {
-				v.Failures++
-			}
+		if v.Stage != nil {
+			v.Stage.Max, _ = rolloutsv1alpha1.ResolveCount(r.spec.MaxFailures, v.Stage.Clusters, false)
 		}
 		reached := false
 		current := r.status.CurrentStage

@@ -3,7 +3,6 @@ package rollout
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,38 +153,12 @@ func completedBefore(s rolloutsv1alpha1.RolloutStatus, revision int64) bool {
 }
 
 // scaled resolves a number or percentage of total; def when unset or
-// invalid (see resolve).
+// invalid (rolloutsv1alpha1.ResolveCount).
 func scaled(v *intstr.IntOrString, total, def int, roundUp bool) int {
-	if n, ok := resolve(v, total, roundUp); ok {
+	if n, ok := rolloutsv1alpha1.ResolveCount(v, total, roundUp); ok {
 		return n
 	}
 	return def
-}
-
-// resolve resolves a number or percentage of total; false when unset or
-// invalid (not a whole number, or "<whole number>%", or negative). A
-// number written as a string ("2") is that number, as it reads.
-// Percentages round down for failures (never allow more than asked) and up
-// for concurrency (never stall at 0).
-func resolve(v *intstr.IntOrString, total int, roundUp bool) (int, bool) {
-	if v == nil {
-		return 0, false
-	}
-	if v.Type == intstr.Int {
-		return int(v.IntVal), v.IntVal >= 0
-	}
-	pct, isPct := strings.CutSuffix(strings.TrimSpace(v.StrVal), "%")
-	n, err := strconv.Atoi(pct)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	if !isPct {
-		return n, true
-	}
-	if roundUp {
-		return (n*total + 99) / 100, true
-	}
-	return n * total / 100, true
 }
 
 // concurrency is how many of a stage's total clusters maxConcurrency v
@@ -196,7 +169,7 @@ func concurrency(v *intstr.IntOrString, total int) (n int, problem string) {
 	if v == nil {
 		return max(total, 1), ""
 	}
-	n, ok := resolve(v, total, true)
+	n, ok := rolloutsv1alpha1.ResolveCount(v, total, true)
 	switch {
 	case !ok:
 		problem = fmt.Sprintf("maxConcurrency %q is not a whole number or a percentage", v.String())
