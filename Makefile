@@ -278,12 +278,12 @@ workload-image:
 # controllers start, as a Karmada hub moving over has. The suite is built
 # from the Go module cache by hack/karmada-e2e (a module of its own), its
 # specs unmodified; only the framework's fixed 420s/5s poll constants, which
-# have no flag, are built as 60s/1s (hack/karmada-e2e/timeouts.sh), like the
+# have no flag, are built as 120s/1s (hack/karmada-e2e/timeouts.sh), like the
 # suite's own --poll-timeout/--poll-interval. One line per spec; specs that
 # cannot pass on this fleet are listed, with the reason, in docs/karmada.md
 # (and hack/karmada-e2e/known-failures.txt). Reports: .karmada-e2e/.
 # Poll timeout and interval in seconds (rebuild with make -B after a change).
-KARMADA_E2E_POLL_TIMEOUT ?= 60
+KARMADA_E2E_POLL_TIMEOUT ?= 120
 KARMADA_E2E_POLL_INTERVAL ?= 1
 .PHONY: karmada-e2e
 karmada-e2e: binaries build $(BIN)/karmada-e2e $(BIN)/karmada-e2e-summary

@@ -25,7 +25,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BIN:-$ROOT/bin}
 FOCUS=${KARMADA_E2E_FOCUS:-'Suspension|\[BasicCase\] PropagationPolicy testing|\[BasicCase\] ClusterPropagationPolicy testing|\[AdvancedPropagation\]|\[AdvancedCase\]|priority|OverridePolicy'}
-POLL_TIMEOUT=${KARMADA_E2E_POLL_TIMEOUT:-60s}
+POLL_TIMEOUT=${KARMADA_E2E_POLL_TIMEOUT:-120s}
 POLL_INTERVAL=${KARMADA_E2E_POLL_INTERVAL:-1s}
 OUT_ROOT=${KARMADA_E2E_OUT:-$ROOT/.karmada-e2e}
 KNOWN=$ROOT/hack/karmada-e2e/known-failures.txt
