@@ -130,15 +130,15 @@ type result struct {
 	// the resume until every member had the new version.
 	CPU map[string]cpuUse `json:"cpuByPhase"`
 
-	FederatorCPU   float64 `json:"federatorCPUSeconds"`
-	HubAPIServCPU  float64 `json:"hubAPIServerCPUSeconds"`
-	FederatorPeak  float64 `json:"federatorPeakRSSMB"`
+	FederatorCPU  float64 `json:"federatorCPUSeconds"`
+	HubAPIServCPU float64 `json:"hubAPIServerCPUSeconds"`
+	FederatorPeak float64 `json:"federatorPeakRSSMB"`
 	// DispatchingEvents are Karmada's WorkDispatching Events the hub
 	// stored per Work over the whole run, by message (summed counts): one
-	// per change of a Work's Dispatching condition, none dropped.
+	// per change of a Work's Dispatching condition when none is dropped.
 	DispatchingEvents map[string]float64 `json:"workDispatchingEventsPerWork"`
-	propagationRaw framework.Writes
-	cycleRaw       framework.Writes
+	propagationRaw    framework.Writes
+	cycleRaw          framework.Writes
 }
 
 func main() {

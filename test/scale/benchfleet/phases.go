@@ -372,8 +372,10 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	r.FederatorPeak = peakRSSMB(ctrl.pid())
 	// Events are written behind other writes: counted once the hub has
 	// written nothing but leases for 3 s, Events included.
-	if _, _, ok, err := framework.WaitQuiet(ctx, hubCS, 3*time.Second, waitLimit, "leases"); err != nil || !ok {
-		return errors.Join(err, fmt.Errorf("the hub kept writing Events for %s", waitLimit))
+	if _, _, ok, err := framework.WaitQuiet(ctx, hubCS, 3*time.Second, waitLimit, "leases"); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("the hub kept writing Events for %s", waitLimit)
 	}
 	r.DispatchingEvents, err = dispatchingEvents(ctx, hubCS, o.resources*o.members)
 	return err
