@@ -1,8 +1,13 @@
 // Package cluster owns the strings federator writes on Karmada's Cluster
-// objects (cluster.karmada.io): the reasons and messages of the Ready and
-// CompleteAPIEnablements conditions, Karmada's own
-// (pkg/controllers/status/cluster_status_controller.go), so Karmada's tools
-// and users' checks read them unchanged.
+// objects: the Cluster type is Karmada's own (cluster.karmada.io,
+// github.com/karmada-io/karmada/pkg/apis/cluster), and this package defines
+// no type of its own. It holds the finalizer that keeps a Cluster until the
+// hub has let go of its member, the one Karmada's cluster controller puts
+// (keys.go), and the reasons and messages of the Ready and
+// CompleteAPIEnablements conditions (reasons.go), as Karmada's
+// pkg/controllers/status/cluster_status_controller.go writes them. Every
+// string is Karmada's, so Karmada's tools and users' checks read them
+// unchanged.
 package cluster
 
 const (

@@ -1,7 +1,14 @@
-// Package work owns the keys federator puts on Works, bindings and the objects
-// it writes into member clusters. Where Karmada has a key for the same
-// purpose its string is used unchanged, so Karmada's tools and a Karmada
-// user's scripts recognise federator's objects.
+// Package work owns the strings federator reads and writes on Karmada's
+// work API: the Work, ResourceBinding and ClusterResourceBinding types are
+// Karmada's own (github.com/karmada-io/karmada/pkg/apis/work), and this
+// package defines no type of its own. It holds the labels, annotations and
+// finalizers federator puts on Works, bindings, the objects it writes into
+// member clusters and the deletion tombstones (keys.go); the condition
+// types, reasons, messages and event reasons of Works and bindings
+// (reasons.go); and the one reading of which policy claims a template
+// (claim.go). Where Karmada has a string for the same purpose it is used
+// unchanged, so Karmada's tools and a Karmada user's scripts and checks
+// recognise federator's objects.
 package work
 
 const (

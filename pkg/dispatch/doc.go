@@ -8,4 +8,8 @@
 // controller does: the execution namespace and the cluster finalizer, and,
 // when the Cluster is deleted, deleting its Works and what they placed in
 // the member before the Cluster may go (cluster_finalizer.go, leaving.go).
+// The hub's --controllers flag calls this controller execution, Karmada's
+// name for it (its events come from execution-controller too), while each
+// member's controller logs as dispatch-<member> (the Cluster finalizer's
+// as dispatch-clusters).
 package dispatch
