@@ -297,3 +297,77 @@ func TestKustomizeBuildsTheSameObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestHostSplit: a controller in a host cluster gets, there, only what runs
+// it (its namespace, the Deployment reading the hub's kubeconfig from a
+// Secret, mounting no token of the host, as restricted as ever, and the
+// metrics Service); everything else, the API and the controller's identity
+// and rights, goes to the hub, where its Lease is taken.
+func TestHostSplit(t *testing.T) {
+	objs := objects(t)
+	hub, host, err := HostSplit(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hostKinds []string
+	for _, o := range host {
+		hostKinds = append(hostKinds, o.GetKind()+" "+o.GetName())
+	}
+	if want := []string{"Namespace " + Namespace, "Deployment " + DeploymentName, "Service federator-controller-metrics"}; !slices.Equal(hostKinds, want) {
+		t.Errorf("host gets %v, want %v", hostKinds, want)
+	}
+	if len(hub)+len(host) != len(objs)+1 {
+		t.Errorf("hub %d + host %d objects from %d: only the namespace goes to both", len(hub), len(host), len(objs))
+	}
+	for _, o := range hub {
+		if o.GetKind() == "Deployment" || o.GetKind() == "Service" {
+			t.Errorf("the hub gets %s %s", o.GetKind(), o.GetName())
+		}
+	}
+	if hub[0].GetKind() != "Namespace" || host[0].GetKind() != "Namespace" {
+		t.Errorf("the namespace must come first on both")
+	}
+
+	d := convert[appsv1.Deployment](t, host[1])
+	pod := d.Spec.Template.Spec
+	if pod.ServiceAccountName != "" || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("the host's pods run as ServiceAccount %q, automount %v: they need no token of the host", pod.ServiceAccountName, pod.AutomountServiceAccountToken)
+	}
+	c := pod.Containers[0]
+	checkContainer(t, d.Name, c, pod.Volumes)
+	if !slices.Contains(c.Args, "--kubeconfig=/etc/federator/hub/kubeconfig") {
+		t.Errorf("args %v: the controller does not read the hub's kubeconfig", c.Args)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if m.Name == v.Name && m.MountPath == "/etc/federator/hub" && m.ReadOnly && v.Secret != nil && v.Secret.SecretName == HubKubeconfigSecret {
+				mounted = true
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("Secret %s is not mounted read-only at /etc/federator/hub: %+v %+v", HubKubeconfigSecret, c.VolumeMounts, pod.Volumes)
+	}
+	// The split leaves the in-hub manifests as they were.
+	if in := convert[appsv1.Deployment](t, findObject(t, objs, "Deployment", DeploymentName)); in.Spec.Template.Spec.ServiceAccountName != ServiceAccountName ||
+		slices.ContainsFunc(in.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--kubeconfig") }) {
+		t.Errorf("HostSplit changed the in-hub Deployment: %+v", in.Spec.Template.Spec)
+	}
+
+	s := convert[corev1.Secret](t, HubKubeconfigSecretObject([]byte("apiVersion: v1\n")))
+	if s.Namespace != Namespace || string(s.Data[HubKubeconfigKey]) != "apiVersion: v1\n" {
+		t.Errorf("Secret %s/%s data %q", s.Namespace, s.Name, s.Data)
+	}
+}
+
+func findObject(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s", kind, name)
+	return nil
+}

@@ -48,6 +48,27 @@ func (f *Fleet) loadImages(ctx context.Context, kindNames []string) error {
 		f.printf("no workload images to load (make workload-image builds %s in Docker)", strings.Join(WorkloadImages, ", "))
 		return nil
 	}
+	if err := f.loadDockerImages(ctx, images, kindNames); err != nil {
+		return err
+	}
+	f.loadedImages = images
+	return nil
+}
+
+// LoadImages loads images, which Docker has, into every node of the
+// fleet's cluster name (hub, member1, ...), as `kind load docker-image`
+// does: an image built here (make image) runs there without a registry.
+func (f *Fleet) LoadImages(ctx context.Context, name string, images ...string) error {
+	kindName, err := f.kindName(name)
+	if err != nil {
+		return err
+	}
+	return f.loadDockerImages(ctx, images, []string{kindName})
+}
+
+// loadDockerImages saves images from Docker into one archive and loads it
+// into the containerd of every node of each kind cluster in kindNames.
+func (f *Fleet) loadDockerImages(ctx context.Context, images, kindNames []string) error {
 	dir, err := os.MkdirTemp("", "federator-images-")
 	if err != nil {
 		return err
@@ -67,7 +88,6 @@ func (f *Fleet) loadImages(ctx context.Context, kindNames []string) error {
 			return fmt.Errorf("kind fleet: loading images into %s: %w%s", name, err, commandOutput(err))
 		}
 	}
-	f.loadedImages = images
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,6 +217,37 @@ func (f *Fleet) memberKindNames() []string {
 		}
 	}
 	return names
+}
+
+// kindName is the kind cluster of the fleet's cluster name.
+func (f *Fleet) kindName(name string) (string, error) {
+	for _, c := range f.created {
+		if c.name == name {
+			return c.kindName, nil
+		}
+	}
+	return "", fmt.Errorf("kind fleet: no cluster %s in this fleet", name)
+}
+
+// NetworkServer is the API server of the fleet's cluster name as other
+// containers on the engine's network reach it, pods of the fleet's other
+// clusters among them: https://NODE-ADDRESS:6443, which kind's API server
+// certificate names. The kubeconfigs Start writes name the host's
+// 127.0.0.1 instead, which only this machine reaches.
+func (f *Fleet) NetworkServer(name string) (string, error) {
+	kindName, err := f.kindName(name)
+	if err != nil {
+		return "", err
+	}
+	ns, err := f.provider.ListInternalNodes(kindName)
+	if err != nil || len(ns) == 0 {
+		return "", fmt.Errorf("kind fleet: nodes of %s: %v", kindName, err)
+	}
+	ipv4, _, err := ns[0].IP()
+	if err != nil {
+		return "", fmt.Errorf("kind fleet: address of %s: %w", ns[0].String(), err)
+	}
+	return "https://" + net.JoinHostPort(ipv4, "6443"), nil
 }
 
 // refuseExisting keeps Start from adopting, and Stop from deleting,

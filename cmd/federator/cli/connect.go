@@ -132,6 +132,9 @@ type hub struct {
 	mapper        meta.RESTMapper
 	namespace     string
 	allNamespaces bool
+	// config is what the client was built from (nil in tests without an
+	// API server).
+	config *rest.Config
 	// host and kubeconfig name the hub in errors.
 	host       string
 	kubeconfig kubeconfigChoice
@@ -172,7 +175,7 @@ func connect(c connection) (*hub, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", choice, err)
 	}
 	return &hub{client: hubClient, mapper: mapper, namespace: namespace, allNamespaces: c.allNamespaces,
-		host: cfg.Host, kubeconfig: choice, member: memberClient(hubClient), now: time.Now}, nil
+		config: cfg, host: cfg.Host, kubeconfig: choice, member: memberClient(hubClient), now: time.Now}, nil
 }
 
 // clientConfig is the kubeconfig the flags choose, with the --context

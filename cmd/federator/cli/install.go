@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -36,11 +37,12 @@ func installCommands(c connector, defaultImage string, m members) []*cobra.Comma
 
 func newInstallCommand(connect connector, defaultImage string) *cobra.Command {
 	var conn connection
+	var host hostFlags
 	var export, waitAvailable bool
 	var image string
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "install [--export] [--image IMAGE]",
+		Use:   "install [--export] [--image IMAGE] [--host-kubeconfig FILE [--hub-server URL]]",
 		Short: "Install federator into the hub cluster: CRDs, admission policies, RBAC and the controller Deployment (or print them with --export)",
 		Long: `Install applies, with server-side apply (field manager ` + InstallFieldManager + `), the manifests
 of config/install embedded in this binary: namespace ` + install.Namespace + `, the CRDs and
@@ -48,9 +50,24 @@ admission policies, the controller's ServiceAccount and least-privilege RBAC,
 the Deployment ` + install.DeploymentName + ` (2 replicas taking turns) and its metrics
 Service. It then waits until the Deployment is Available. Running it again
 upgrades what it installed, CRDs included. --export prints the manifests
-instead, for kubectl apply or a GitOps repository.`,
+instead, for kubectl apply or a GitOps repository.
+
+A hub that runs no workload controllers (Karmada's API server, federator up's
+hub) keeps Deployments as templates and cannot run the controller. With
+--host-kubeconfig the controller runs in that other cluster, the host: the hub
+gets the CRDs, admission policies, namespaces, ServiceAccount and RBAC; the
+host gets namespace ` + install.Namespace + `, Secret ` + install.HubKubeconfigSecret + ` (a kubeconfig for the
+hub with a token of that ServiceAccount, minted now), the Deployment and the
+Service. --hub-server is the hub's address as the host's pods reach it, when
+that differs from the hub kubeconfig's. The Lease stays on the hub.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := host.check(); err != nil {
+				return err
+			}
+			if export && host.set() {
+				return errors.New("--export prints the manifests of an install into the hub; with --host-kubeconfig install writes a Secret holding a token it mints on the hub, so it applies them itself: drop --export")
+			}
 			objs, err := install.Objects(image)
 			if err != nil {
 				return err
@@ -68,22 +85,29 @@ instead, for kubectl apply or a GitOps repository.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			for _, o := range objs {
-				if err := h.client.Apply(cmd.Context(), client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
-					client.FieldOwner(InstallFieldManager), client.ForceOwnership); err != nil {
-					return fmt.Errorf("install on the hub %s: %s: %w%s", h.host, describe(o), err, forbiddenAdvice(err))
+			runsIn := h
+			if host.set() {
+				hubObjs, hostObjs, err := install.HostSplit(objs)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(out, "%s applied\n", describe(o))
+				if runsIn, err = installOnHost(cmd.Context(), out, connect, h, host, hubObjs, hostObjs); err != nil {
+					return err
+				}
+			} else if err := applyAll(cmd.Context(), out, h, "hub", objs); err != nil {
+				return err
 			}
 			if !waitAvailable {
 				return nil
 			}
-			return waitDeploymentAvailable(cmd.Context(), h, out, image, timeout)
+			return waitDeploymentAvailable(cmd.Context(), runsIn, out, image, timeout)
 		},
 	}
 	f := cmd.Flags()
 	conn.addFlags(f, false)
 	_ = f.MarkHidden("namespace") // the manifests name their namespaces
+	host.addFlags(f)
+	f.StringVar(&host.hubServer, "hub-server", "", "with --host-kubeconfig: the hub API server's `URL` as pods of the host reach it (default: the hub kubeconfig's server)")
 	f.BoolVar(&export, "export", false, "print the manifests as YAML instead of applying them")
 	f.StringVar(&image, "image", defaultImage, "the controller's image")
 	f.BoolVar(&waitAvailable, "wait", true, "wait until the controller Deployment is Available")
@@ -162,9 +186,10 @@ func deploymentAvailable(d *appsv1.Deployment) bool {
 
 func newUninstallCommand(connect connector) *cobra.Command {
 	var conn connection
+	var host hostFlags
 	var crds bool
 	cmd := &cobra.Command{
-		Use:   "uninstall [--crds]",
+		Use:   "uninstall [--crds] [--host-kubeconfig FILE]",
 		Short: "Remove what federator install applied; the CRDs and every object of them stay unless --crds",
 		Long: `Uninstall deletes the controller Deployment, its Service, ServiceAccount and RBAC.
 It keeps the CRDs and every object of them (policies, bindings, Works, Clusters,
@@ -172,9 +197,14 @@ Rollouts, Gates), the admission policies that guard them and namespace
 ` + install.Namespace + ` (the rollout history of ClusterRollouts), so a later install
 carries on where this one stopped; --crds deletes those too, and with the CRDs
 every object of their kinds. Namespace karmada-cluster (member credentials)
-always stays: federator unjoin removes a member's.`,
+always stays: federator unjoin removes a member's. For a controller installed
+with --host-kubeconfig, pass it again: the Deployment, its Service and Secret
+` + install.HubKubeconfigSecret + ` go from the host first.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := host.check(); err != nil {
+				return err
+			}
 			objs, err := install.Objects("")
 			if err != nil {
 				return err
@@ -184,20 +214,22 @@ always stays: federator unjoin removes a member's.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			// Reverse order: the Deployment goes before the rights it runs with.
-			for _, o := range slices.Backward(objs) {
-				if uninstallKeeps(o, crds) {
-					continue
+			if host.set() {
+				hubObjs, hostObjs, err := install.HostSplit(objs)
+				if err != nil {
+					return err
 				}
-				err := h.client.Delete(cmd.Context(), o, client.PropagationPolicy("Background"))
-				switch {
-				case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-					fmt.Fprintf(out, "%s not found\n", describe(o))
-				case err != nil:
-					return fmt.Errorf("uninstall from the hub %s: %s: %w%s", h.host, describe(o), err, forbiddenAdvice(err))
-				default:
-					fmt.Fprintf(out, "%s deleted\n", describe(o))
+				hc, err := host.connect(connect)
+				if err != nil {
+					return err
 				}
+				if err := deleteInstalled(cmd.Context(), out, hc, "host", withSecret(hostObjs, install.HubKubeconfigSecretObject(nil)), crds); err != nil {
+					return err
+				}
+				objs = hubObjs
+			}
+			if err := deleteInstalled(cmd.Context(), out, h, "hub", objs, crds); err != nil {
+				return err
 			}
 			if crds {
 				fmt.Fprintln(out, "the CRDs are deleted, and with them every policy, binding, Work, Cluster, Rollout and Gate on the hub")
@@ -212,8 +244,30 @@ always stays: federator unjoin removes a member's.`,
 	f := cmd.Flags()
 	conn.addFlags(f, false)
 	_ = f.MarkHidden("namespace")
+	host.addFlags(f)
 	f.BoolVar(&crds, "crds", false, "also delete the CRDs (and so every object of them), the admission policies and namespace "+install.Namespace)
 	return cmd
+}
+
+// deleteInstalled deletes objs from c (named where in messages) in reverse
+// order, so a Deployment goes before the rights it runs with, except what
+// uninstall keeps.
+func deleteInstalled(ctx context.Context, out io.Writer, c *hub, where string, objs []*unstructured.Unstructured, crds bool) error {
+	for _, o := range slices.Backward(objs) {
+		if uninstallKeeps(o, crds) {
+			continue
+		}
+		err := c.client.Delete(ctx, o, client.PropagationPolicy("Background"))
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			fmt.Fprintf(out, "%s not found%s\n", describe(o), onCluster(where))
+		case err != nil:
+			return fmt.Errorf("uninstall from the %s %s: %s: %w%s", where, c.host, describe(o), err, forbiddenAdvice(err))
+		default:
+			fmt.Fprintf(out, "%s deleted%s\n", describe(o), onCluster(where))
+		}
+	}
+	return nil
 }
 
 // uninstallKeeps says what uninstall leaves: the API (CRDs, the admission

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -408,5 +409,102 @@ func TestUnjoinSaysWhatHoldsTheClusterWhenItGivesUp(t *testing.T) {
 				t.Errorf("the credentials are deleted while the Cluster is still there: %v", err)
 			}
 		})
+	}
+}
+
+// runInstallOn runs an install command line whose --kubeconfig reaches hub
+// and whose --host-kubeconfig reaches host.
+func runInstallOn(t *testing.T, hubC, host *hub, args ...string) (stdout string, err error) {
+	t.Helper()
+	var out bytes.Buffer
+	root := &cobra.Command{Use: "federator", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(installCommands(func(c connection) (*hub, error) {
+		if c.kubeconfigFlag == "host-kubeconfig" {
+			return host, nil
+		}
+		return hubC, nil
+	}, "federator/federator:v1.2.3", members{})...)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	err = root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestInstallOnAHostRunsTheControllerThereAgainstTheHub(t *testing.T) {
+	hubC, host := newTestHub(t), newTestHub(t)
+	hubC.config = &rest.Config{Host: "https://127.0.0.1:40001", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("hub-ca")}}
+	host.host = "https://host.test:6443"
+	ctx := context.Background()
+	deployment := client.ObjectKey{Namespace: install.Namespace, Name: install.DeploymentName}
+
+	out, err := runInstallOn(t, hubC, host, "install", "--host-kubeconfig", "host.kubeconfig", "--hub-server", "https://10.89.0.2:6443", "--wait=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.client.Get(ctx, deployment, &appsv1.Deployment{}); err != nil {
+		t.Errorf("no Deployment on the host: %v", err)
+	}
+	if err := hubC.client.Get(ctx, deployment, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the hub got the Deployment too (%v): it would run there, or sit as a template", err)
+	}
+	if err := hubC.client.Get(ctx, client.ObjectKey{Namespace: install.Namespace, Name: install.ServiceAccountName}, &corev1.ServiceAccount{}); err != nil {
+		t.Errorf("no ServiceAccount on the hub for the controller to be: %v", err)
+	}
+	secret := &corev1.Secret{}
+	if err := host.client.Get(ctx, client.ObjectKey{Namespace: install.Namespace, Name: install.HubKubeconfigSecret}, secret); err != nil {
+		t.Fatalf("no hub kubeconfig Secret on the host: %v", err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data[install.HubKubeconfigKey])
+	if err != nil {
+		t.Fatalf("the Secret holds no kubeconfig: %v\n%s", err, secret.Data[install.HubKubeconfigKey])
+	}
+	if cfg.Host != "https://10.89.0.2:6443" || cfg.BearerToken != "fake-token" || string(cfg.CAData) != "hub-ca" {
+		t.Errorf("the controller reaches %s with token %q and CA %q; want --hub-server, the minted token and the hub's CA", cfg.Host, cfg.BearerToken, cfg.CAData)
+	}
+	for _, want := range []string{"Deployment federator-system/federator-controller applied (host)", "Secret federator-system/federator-hub-kubeconfig applied (host)",
+		"CustomResourceDefinition works.work.karmada.io applied\n", "reaches the hub at https://10.89.0.2:6443 as ServiceAccount federator-system/federator-controller"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("install does not say %q:\n%s", want, out)
+		}
+	}
+
+	out, err = runInstallOn(t, hubC, host, "uninstall", "--host-kubeconfig", "host.kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []client.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: deployment.Namespace, Name: deployment.Name}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: install.Namespace, Name: install.HubKubeconfigSecret}}} {
+		if err := host.client.Get(ctx, client.ObjectKeyFromObject(gone), gone); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s is still on the host after uninstall: %v", gone, gone.GetName(), err)
+		}
+	}
+	if err := hubC.client.Get(ctx, client.ObjectKey{Namespace: install.Namespace, Name: install.ServiceAccountName}, &corev1.ServiceAccount{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the controller's ServiceAccount is still on the hub: %v", err)
+	}
+	if !strings.Contains(out, "Deployment federator-system/federator-controller deleted (host)") || strings.Contains(out, "Deployment federator-system/federator-controller not found") {
+		t.Errorf("uninstall output:\n%s", out)
+	}
+}
+
+func TestInstallRefusesHostFlagsThatWouldBeIgnored(t *testing.T) {
+	noHub := func(connection) (*hub, error) { return nil, errors.New("must not connect") }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "--hub-server", "https://10.0.0.1:6443"}, "--hub-server is the hub's address for a controller in another cluster: pass --host-kubeconfig too"},
+		{[]string{"install", "--host-context", "kind"}, "--host-context names a context of --host-kubeconfig"},
+		{[]string{"uninstall", "--host-context", "kind"}, "--host-context names a context of --host-kubeconfig"},
+		{[]string{"install", "--export", "--host-kubeconfig", "h"}, "drop --export"},
+		{[]string{"install", "--host-kubeconfig", "h", "--hub-server", "10.0.0.1:6443"}, `--hub-server "10.0.0.1:6443": give the hub API server's URL`},
+	} {
+		root := &cobra.Command{Use: "federator", SilenceUsage: true, SilenceErrors: true}
+		root.AddCommand(installCommands(noHub, "federator/federator:v1.2.3", members{})...)
+		root.SetArgs(c.args)
+		root.SetOut(&bytes.Buffer{})
+		err := root.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to say %q", c.args, err, c.want)
+		}
 	}
 }
