@@ -14,6 +14,7 @@ var _ = Describe("drift in a member", func() {
 	const ns, name = "drift", "web"
 
 	It("is put back to what the hub says, unless the member is suspended", func() {
+		bareMembersOnly("the spec reports member2's Deployment ready itself")
 		propagatedEverywhere(ns, name)
 
 		editInMember := func(member, image string) {

@@ -480,3 +480,16 @@ spec:
 		return member.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &appsv1.Deployment{})
 	}).Should(Succeed())
 }
+
+// bareMembersOnly skips a spec that needs the suite's members bare, as the
+// local fleet's are: no controller of their own. On FLEET=kind every
+// member runs kube-controller-manager, whose deployment controller writes
+// Deployment status (a spec's own status report would fight it, and the
+// suite's nginx images cannot be pulled there) and watches Deployments (so
+// a member's watch count is never federator's alone).
+func bareMembersOnly(why string) {
+	GinkgoHelper()
+	if fleetProvider == framework.ProviderKind {
+		Skip("FLEET=kind: " + why + "; the members run a controller manager of their own")
+	}
+}

@@ -54,6 +54,7 @@ var _ = Describe("a member that leaves and rejoins", func() {
 	const ns, name = "leaving", "web"
 
 	It("has what the hub placed there deleted before its Cluster goes, stops being watched, and is served again when it rejoins", func() {
+		bareMembersOnly("the spec counts federator's Deployment watches on member3 and reports its Deployment ready itself")
 		propagatedEverywhere(ns, name)
 		Eventually(func() int { return deploymentWatches("member3") }).Should(BeNumerically(">", 0))
 

@@ -20,6 +20,7 @@ var _ = Describe("status from members", func() {
 	}
 
 	It("flows back to the Work, the binding and the Deployment template, suspended or not", func() {
+		bareMembersOnly("the spec reports the members' Deployments ready itself")
 		propagatedEverywhere(ns, name)
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}}`)
 		Eventually(func() *metav1.Condition { return dispatching("member2", "Deployment", ns, name) }).Should(And(
