@@ -183,21 +183,39 @@ bench-scale: binaries
 
 # The hold invariant under random operations and faults (test/chaos): a
 # seeded sequence of template changes, suspensions and resumes by every
-# annotation and spec.suspension, policy deletions and re-creations, with
-# the controller SIGKILLed and member API servers frozen in between; every
-# version a member stores is checked against what the user had written,
-# and every member must converge after a final resume. Prints its seed;
+# annotation, `--clusters` lists and spec.suspension, policy deletions and
+# re-creations, with the controller SIGKILLed and member API servers frozen
+# in between; every version a member stores is checked against what the
+# user had written, and every member must converge after a final resume.
+# Prints its seed, a summary and a Markdown table of its figures;
 # SEED=N replays the same operations and faults in the same order (their
 # timing against the controllers varies, so a race may take a few
 # replays). `make test` runs a short one (chaos-short). CHAOS_ARGS: more flags (--self-test,
 # --faults=pause-member to leave the kills out, --grace 2s, --history FILE,
-# --controller-log FILE).
+# --controller-log FILE, --workloads for members that run workloads,
+# --cluster-lists=false and the like to replay a seed recorded before an
+# operation was added).
 SEED ?= 0
 STEPS ?= 100
 CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: build
 	go run ./test/chaos --seed $(SEED) --steps $(STEPS) $(CHAOS_ARGS)
+
+# The long run (docs/reliability.md#random-operations-and-faults-make-chaos):
+# 1,000 operations (STEPS) of seed 2026 (SEED) with every fault, a settle
+# every 100 (faults stopped, every hold lifted, the members' convergence
+# timed), on members that run workloads (--workloads: each its own
+# kube-controller-manager, kube-scheduler and kwok-simulated nodes, so real
+# controllers write Deployment and Job status); ends with the summary and
+# a Markdown table for the docs (operations, faults by kind, what was
+# checked, violations, time to converge). CHAOS_ARGS adds flags (--history
+# FILE --controller-log FILE to keep the run).
+.PHONY: chaos-long
+chaos-long: SEED = 2026
+chaos-long: STEPS = 1000
+chaos-long: build binaries
+	go run ./test/chaos --seed $(SEED) --steps $(STEPS) --settle-every 100 --workloads $(CHAOS_ARGS)
 
 # The checker's short run, part of `make test`: fixed seeds, a few dozen
 # operations each, every fault (controller kills with two replicas, member

@@ -38,6 +38,11 @@ type generator struct {
 	// promote it, and delete it. Without, a seed chooses the operations
 	// it chose before Rollouts were added.
 	rollouts bool
+	// clusterLists: suspend and resume two or more members of the policy
+	// in one write (opPolicyClusterList), and lift the policy's per-cluster
+	// holds that way too. Without, a seed chooses the operations it chose
+	// before lists were added.
+	clusterLists bool
 }
 
 func (g *generator) newVersion(template string) string {
@@ -53,8 +58,11 @@ func (g *generator) newVersion(template string) string {
 func (g *generator) next(s state) (op, state) {
 	choices := []choice{{opVersion, 8}, {opTemplateSuspend, 3}, {opTemplateCluster, 2}}
 	if s.PolicyExists {
-		choices = append(choices, choice{opPolicySuspend, 3}, choice{opPolicyCluster, 2}, choice{opSuspendAll, 2},
-			choice{opSuspendOn, 2}, choice{opDeletePolicy, 1})
+		choices = append(choices, choice{opPolicySuspend, 3}, choice{opPolicyCluster, 2})
+		if g.clusterLists && len(g.members) > 1 {
+			choices = append(choices, choice{opPolicyClusterList, 2})
+		}
+		choices = append(choices, choice{opSuspendAll, 2}, choice{opSuspendOn, 2}, choice{opDeletePolicy, 1})
 	} else {
 		choices = append(choices, choice{opRecreatePolicy, 4})
 	}
@@ -103,6 +111,8 @@ func (g *generator) next(s state) (op, state) {
 	switch kind {
 	case opTemplateCluster, opPolicyCluster, opSuspendOn, opPlacement:
 		o.Member = g.members[g.rng.Intn(len(g.members))]
+	case opPolicyClusterList:
+		o.Clusters, o.Resume = g.clusterList(s)
 	}
 	// The placement never leaves out every member: the last one placed
 	// stays, and one left out comes back instead.
@@ -112,7 +122,7 @@ func (g *generator) next(s state) (op, state) {
 	}
 	// As often as not, lift one of the holds in force instead: with
 	// every hold a coin flip, versions would hardly ever be released.
-	if lifts := liftable(s); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && kind != opRecreateTemplate &&
+	if lifts := liftable(s, g.clusterLists); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && kind != opRecreateTemplate &&
 		kind != opDeleteTemplate && kind != opDeletionDelay && kind != opRolloutCreate && kind != opRolloutDelete && g.rng.Intn(2) == 0 {
 		o = lifts[g.rng.Intn(len(lifts))]
 		kind = o.Kind
@@ -141,6 +151,8 @@ func (g *generator) next(s state) (op, state) {
 		n.PolicySuspended = !n.PolicySuspended
 	case opPolicyCluster:
 		n.PolicyClusters = toggle(n.PolicyClusters, o.Member)
+	case opPolicyClusterList:
+		n.PolicyClusters = setAll(n.PolicyClusters, o.Clusters, !o.Resume)
 	// The hub refuses dispatching: true beside a dispatchingOnClusters
 	// list (an admission policy), so one replaces the other, as a person
 	// has to.
@@ -247,9 +259,38 @@ func (g *generator) gateOp(s state) op {
 	return op{Kind: pick(g.rng, choices), Gate: name}
 }
 
+// clusterList draws two or more members, in the order of the members, and
+// whether to resume them: a list the policy holds every member of is
+// resumed, one it holds none of suspended, and one it holds some of either
+// (the CLI writes what changes; the other annotations are written as they
+// are).
+func (g *generator) clusterList(s state) ([]string, bool) {
+	n := 2 + g.rng.Intn(len(g.members)-1)
+	picked := g.rng.Perm(len(g.members))[:n]
+	slices.Sort(picked)
+	out := make([]string, n)
+	held := 0
+	for i, k := range picked {
+		out[i] = g.members[k]
+		if s.PolicyClusters[out[i]] {
+			held++
+		}
+	}
+	switch held {
+	case 0:
+		return out, false
+	case n:
+		return out, true
+	}
+	return out, g.rng.Intn(2) == 0
+}
+
 // liftable are the operations that would lift a hold in force in s, in
-// a fixed order.
-func liftable(s state) []op {
+// a fixed order. With lists, the policy's per-cluster holds, when there
+// are two or more, may also be lifted in one write
+// (`federator resume pp NAME --clusters a,b`); without, the lifts are
+// those chosen before lists were added.
+func liftable(s state, lists bool) []op {
 	var out []op
 	for _, t := range s.used() {
 		ts := s.Templates[t]
@@ -268,6 +309,9 @@ func liftable(s state) []op {
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.PolicyClusters)) {
 		out = append(out, op{Kind: opPolicyCluster, Member: m})
+	}
+	if lists && len(s.PolicyClusters) > 1 {
+		out = append(out, op{Kind: opPolicyClusterList, Clusters: slices.Sorted(maps.Keys(s.PolicyClusters)), Resume: true})
 	}
 	// A member left out of the placement is put back.
 	for _, m := range slices.Sorted(maps.Keys(s.Unplaced)) {
@@ -291,6 +335,22 @@ func liftable(s state) []op {
 		out = append(out, op{Kind: opGateUnlist, Gate: name})
 	}
 	return out
+}
+
+// setAll is set with every key of keys in it (in) or out of it (!in).
+func setAll(set map[string]bool, keys []string, in bool) map[string]bool {
+	set = maps.Clone(set)
+	if set == nil {
+		set = map[string]bool{}
+	}
+	for _, k := range keys {
+		if in {
+			set[k] = true
+		} else {
+			delete(set, k)
+		}
+	}
+	return set
 }
 
 func toggle(set map[string]bool, key string) map[string]bool {

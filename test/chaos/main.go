@@ -2,14 +2,16 @@
 // (docs/reliability.md: a version may be stored on a member only if, at the moment
 // it is stored, the latest state the user wrote releases it for that
 // cluster), in the spirit of Jepsen's checkers and etcd's robustness
-// tests. On a local fleet (a hub and three bare members) with
-// `federator controller` as its own process, it:
+// tests. On a local fleet (a hub and three members: bare API servers, or
+// with --workloads members that run workloads, their own controllers
+// writing the statuses) with `federator controller` as its own process, it:
 //
 //   - writes a seeded random sequence of operations to two Deployments, a
 //     ConfigMap and a Job under one PropagationPolicy (new versions,
-//     suspension by every annotation and spec.suspension, members left
-//     out of the placement and put back, the policy deleted and
-//     created again, Gates created closed, listed on the policy, opened
+//     suspension by every annotation and spec.suspension, two or more
+//     members suspended or resumed in one write as `--clusters` lists
+//     do, members left out of the placement and put back, the policy
+//     deleted and created again, Gates created closed, listed on the policy, opened
 //     and closed by request, often --for a few seconds so they lapse, one
 //     with spec.window and one opened by spec.schedules for 20 s every
 //     minute, and deleted; templates deleted under the policy's
@@ -66,8 +68,10 @@
 // before, a stage that pauses was promoted after it was written, and the
 // Rollout was not paused (plus the grace).
 //
-// `make chaos [SEED=N] [STEPS=N]` runs it; a run prints its seed and a
-// violation prints the line that replays it. --self-test writes one
+// `make chaos [SEED=N] [STEPS=N]` runs it, `make chaos-long` the long run
+// (1,000 operations on members that run workloads); a run prints its seed,
+// a summary and a Markdown table of its figures (verdict_figures.go), and
+// a violation prints the line that replays it. --self-test writes one
 // member object behind the hub's back (and, with Rollouts, a version to a
 // member whose stage has not started) and succeeds only if the checker
 // reports it.
@@ -78,6 +82,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -108,10 +113,17 @@ type options struct {
 	placement bool
 	jobs      bool
 	rollouts  bool
+	// clusterLists: suspend and resume lists of members in one write
+	// (opPolicyClusterList).
+	clusterLists bool
 	// readyDeployments: write the members' Deployment statuses as rolled
-	// out (ready.go).
+	// out (ready.go); never with workloads.
 	readyDeployments bool
-	replicas         int
+	// workloads: the members run workloads (pkg/fleet's Workloads: their
+	// own kube-controller-manager, kube-scheduler and kwok-simulated
+	// nodes), whose controllers write the statuses.
+	workloads bool
+	replicas  int
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
 	settleEvery int
@@ -163,9 +175,17 @@ func main() {
 	flag.BoolVar(&o.rollouts, "rollouts", true,
 		"also create a Rollout over the policy (its stages split the members), pause, resume and promote it, and delete it; "+
 			"--rollouts=false chooses, for a seed, the operations it chose before Rollouts were added")
+	flag.BoolVar(&o.clusterLists, "cluster-lists", true,
+		"also suspend and resume two or more members of the policy in one write, as federator suspend|resume pp NAME --clusters a,b does; "+
+			"--cluster-lists=false chooses, for a seed, the operations it chose before lists were added")
 	flag.BoolVar(&o.readyDeployments, "ready-deployments", true,
-		"stand in for the members' deployment controller: write each member Deployment's status as rolled out at its generation, so Rollout stages become healthy and complete; "+
+		"stand in for the members' deployment and job controllers: write each member Deployment's status as rolled out at its generation and each Job's as complete, "+
+			"so Rollout stages become healthy and complete; ignored with --workloads, whose members' own controllers write them; "+
 			"the operations and faults of a seed stay the same")
+	flag.BoolVar(&o.workloads, "workloads", false,
+		"members run workloads, as federator up starts them: each its own kube-controller-manager (deployment, replicaset, job, garbage-collector, ... controllers), "+
+			"kube-scheduler and kwok-simulated nodes, and the hub a kube-controller-manager (namespace, garbage-collector); the Job template then runs (its pod completes at once), "+
+			"and nothing stands in for the members' controllers (--ready-deployments is ignored); the operations and faults of a seed stay the same")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
 	flag.Parse()
@@ -205,6 +225,64 @@ func main() {
 	os.Exit(code)
 }
 
+// fakesStatus is whether the run writes the members' Deployment and Job
+// statuses itself (ready.go): asked for, and no member controller writes
+// them.
+func (o options) fakesStatus() bool { return o.readyDeployments && !o.workloads }
+
+// replay is the command that runs o's seed again with o's operations,
+// faults and fleet: `make chaos`, with CHAOS_ARGS for every flag that
+// changes what the seed chooses or how the run goes (replayArgs).
+func (o options) replay() string {
+	line := fmt.Sprintf("make chaos SEED=%d STEPS=%d", o.seed, o.steps)
+	if args := o.replayArgs(); len(args) > 0 {
+		line += " CHAOS_ARGS='" + strings.Join(args, " ") + "'"
+	}
+	return line
+}
+
+// replayArgs are the flags of o that change what its seed chooses or how
+// the run goes, each as it is written on the command line.
+func (o options) replayArgs() []string {
+	var args []string
+	if o.selfTest {
+		args = append(args, "--self-test")
+	}
+	if !o.gates {
+		args = append(args, "--gates=false")
+	}
+	if !o.deletions {
+		args = append(args, "--deletions=false")
+	}
+	if !o.placement {
+		args = append(args, "--placement=false")
+	}
+	if !o.jobs {
+		args = append(args, "--jobs=false")
+	}
+	if !o.rollouts {
+		args = append(args, "--rollouts=false")
+	}
+	if !o.clusterLists {
+		args = append(args, "--cluster-lists=false")
+	}
+	if o.workloads {
+		args = append(args, "--workloads")
+	} else if !o.readyDeployments {
+		args = append(args, "--ready-deployments=false")
+	}
+	if o.replicas != defaultReplicas {
+		args = append(args, fmt.Sprintf("--replicas=%d", o.replicas))
+	}
+	if o.settleEvery > 0 {
+		args = append(args, fmt.Sprintf("--settle-every=%d", o.settleEvery))
+	}
+	if len(o.faults) < len(allFaults) {
+		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(o.faults)), ","))
+	}
+	return args
+}
+
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "chaos: %s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05.000")}, args...)...)
 }
@@ -225,7 +303,7 @@ func run(ctx context.Context, o options) int {
 		logf("%v (make build puts it in bin/)", err)
 		return exitError
 	}
-	logf("seed %d, %d steps (replay: make chaos SEED=%d STEPS=%d)", o.seed, o.steps, o.seed, o.steps)
+	logf("seed %d, %d steps (replay: %s)", o.seed, o.steps, o.replay())
 	r, err := newRun(ctx, o)
 	if err != nil {
 		logf("%v", err)

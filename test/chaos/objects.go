@@ -67,15 +67,20 @@ func versionOf(template string) framework.Field {
 	return framework.Image
 }
 
-func newTemplate(template, version string) client.Object {
+// newTemplate is template at version as the run creates it on the hub.
+// The Job is suspended on bare members (nothing would run it), and runs
+// with workloads: its one pod completes at once on a simulated node
+// (pkg/fleet's kwok stages), so the member's job controller marks it
+// Complete, which a Rollout's stage waits for (pkg/rollout: a Job is
+// healthy once complete); a suspended Job never completes.
+func newTemplate(template, version string, workloads bool) client.Object {
 	meta := metav1.ObjectMeta{Namespace: namespace, Name: template}
 	switch template {
 	case configMap:
 		return &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"version": version}}
 	case job:
-		// Suspended: members that run workloads start no pod of it.
 		meta.Annotations = map[string]string{"version": version}
-		return &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{Suspend: ptr.To(true),
+		return &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{Suspend: ptr.To(!workloads),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 				Containers: []corev1.Container{{Name: "batch", Image: "chaos.local/batch:1"}}}}}}
 	}

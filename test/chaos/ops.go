@@ -1,14 +1,22 @@
 package main
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
-// Operation kinds, as the summary counts them.
+// Operation kinds, as the summary counts them. opPolicyClusterList
+// suspends or resumes two or more members in one write, as `federator
+// suspend|resume pp NAME --clusters a,b` does: one merge patch setting or
+// removing a suspended.propagation.federator.dev/<cluster> annotation per
+// member (opPolicyCluster writes one).
 const (
 	opVersion              = "change-version"
 	opTemplateSuspend      = "template-suspended-annotation"
 	opTemplateCluster      = "template-cluster-annotation"
 	opPolicySuspend        = "policy-suspended-annotation"
 	opPolicyCluster        = "policy-cluster-annotation"
+	opPolicyClusterList    = "policy-cluster-list"
 	opSuspendAll           = "spec.suspension.dispatching"
 	opSuspendOn            = "spec.suspension.dispatchingOnClusters"
 	opDeletePolicy         = "delete-policy"
@@ -54,6 +62,11 @@ type op struct {
 	Delay time.Duration
 	// Stage is the stage an opRolloutPromote promotes.
 	Stage string
+	// Clusters are the members an opPolicyClusterList names (two or more,
+	// in the order of the members), and Resume whether it resumes them
+	// (removes their annotations) rather than suspends them.
+	Clusters []string
+	Resume   bool
 }
 
 func (o op) String() string {
@@ -63,6 +76,14 @@ func (o op) String() string {
 	}
 	if o.Member != "" {
 		s += " " + o.Member
+	}
+	if o.Kind == opPolicyClusterList {
+		if o.Resume {
+			s += " resume"
+		} else {
+			s += " suspend"
+		}
+		s += " --clusters " + strings.Join(o.Clusters, ",")
 	}
 	if o.Version != "" {
 		s += " " + o.Version

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"math/rand"
 	"slices"
 	"strings"
@@ -121,22 +122,76 @@ var seed7WithoutPlacement = []string{
 	"recreate-policy",
 }
 
+// Seed 7's first operations, with every other kind of operation and the
+// Job, as the generator chose them before cluster lists were added:
+// --cluster-lists=false must choose them still.
+var seed7WithoutClusterLists = []string{
+	"change-version conf s7-v1",
+	"gate-create approval",
+	"change-version web-a chaos.local/web:s7-v2",
+	"policy-cluster-annotation member2",
+	"policy-cluster-annotation member3",
+	"change-version conf s7-v3",
+	"policy-cluster-annotation member2",
+	"policy-cluster-annotation member3",
+	"policy-cluster-annotation member1",
+	"change-version web-b chaos.local/web:s7-v4",
+	"gate-list windowed",
+	"gate-unlist windowed",
+	"policy-cluster-annotation member1",
+	"delete-policy",
+	"gate-close approval",
+	"recreate-policy",
+	"spec.suspension.dispatching (proposal spelling)",
+	"change-version web-b chaos.local/web:s7-v5",
+	"policy-suspended-annotation",
+	"spec.suspension.dispatching (proposal spelling)",
+	"rollout-create",
+	"policy-suspended-annotation",
+	"policy-suspended-annotation",
+	"template-suspended-annotation batch",
+	"policy-suspended-annotation",
+	"policy-deletion-delay 3s",
+	"spec.suspension.dispatchingOnClusters member2",
+	"template-suspended-annotation batch",
+	"rollout-paused-annotation",
+	"spec.suspension.dispatching (proposal spelling)",
+	"rollout-paused-annotation",
+	"spec.suspension.dispatching (proposal spelling)",
+	"spec.suspension.dispatchingOnClusters member1",
+	"delete-template web-b",
+	"recreate-template web-b chaos.local/web:s7-v5",
+	"change-version web-a chaos.local/web:s7-v6",
+	"template-suspended-annotation web-b",
+	"spec.suspension.dispatchingOnClusters member1 (proposal spelling)",
+	"delete-policy",
+	"template-suspended-annotation web-b",
+}
+
 // A seed without the operations added since chooses the operations it
 // chose before they were, so a seed recorded then replays.
 func TestWithoutNewerOperationsASeedChoosesTheOperationsItChoseBefore(t *testing.T) {
+	members := []string{"member1", "member2", "member3"}
 	for _, tc := range []struct {
-		name  string
-		gates bool
-		want  []string
+		name string
+		g    generator
+		// withJob: the run uses the Job template.
+		withJob bool
+		want    []string
 	}{
-		{"--gates=false --deletions=false", false, seed7WithoutGates},
-		{"--deletions=false", true, seed7WithoutDeletions},
-		{"--placement=false", true, seed7WithoutPlacement},
+		{"--gates=false --deletions=false", generator{}, false, seed7WithoutGates},
+		{"--deletions=false", generator{gates: true}, false, seed7WithoutDeletions},
+		{"--placement=false", generator{gates: true, deletions: true}, false, seed7WithoutPlacement},
+		{"--cluster-lists=false", generator{gates: true, deletions: true, placement: true, rollouts: true}, true, seed7WithoutClusterLists},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := &generator{rng: rand.New(rand.NewSource(7)), seed: 7, members: []string{"member1", "member2", "member3"}, gates: tc.gates,
-				deletions: tc.name == "--placement=false"}
-			s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"})
+			g := tc.g
+			g.rng, g.seed, g.members = rand.New(rand.NewSource(7)), 7, members
+			versions := map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0"}
+			if tc.withJob {
+				versions[job] = "v0"
+			}
+			s := initialState(versions)
 			for i, want := range tc.want {
 				var o op
 				o, s = g.next(s)
@@ -380,5 +435,146 @@ func TestTheJobIsChangedOnlyInARunThatUsesIt(t *testing.T) {
 		if withJob && changed == 0 {
 			t.Fatalf("the Job's version never changed in 500 operations")
 		}
+	}
+}
+
+// allOperations are the kinds of operation the generator chooses with
+// every option on.
+var allOperations = []string{opVersion, opTemplateSuspend, opTemplateCluster, opPolicySuspend, opPolicyCluster, opPolicyClusterList,
+	opSuspendAll, opSuspendOn, opDeletePolicy, opRecreatePolicy, opGateCreate, opGateDelete, opGateList, opGateUnlist, opGateOpen,
+	opGateClose, opDeleteTemplate, opRecreateTemplate, opDeletionDelay, opPlacement, opRolloutCreate, opRolloutPause,
+	opRolloutPromote, opRolloutDelete}
+
+// everything is a generator with every option on, as a run has it by
+// default.
+func everything(seed int64, members []string) *generator {
+	return &generator{rng: rand.New(rand.NewSource(seed)), seed: seed, members: members, gates: true, deletions: true, placement: true,
+		rollouts: true, clusterLists: true}
+}
+
+// With every option on, a run chooses every kind of operation.
+func TestEveryOperationIsChosen(t *testing.T) {
+	counts := map[string]int{}
+	for seed := int64(1); seed <= 20; seed++ {
+		g := everything(seed, []string{"member1", "member2", "member3"})
+		s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0", job: "v0"})
+		for range 300 {
+			var o op
+			o, s = g.next(s)
+			counts[o.Kind]++
+		}
+	}
+	for _, k := range allOperations {
+		if counts[k] == 0 {
+			t.Errorf("%s never chosen in 6000 operations", k)
+		}
+	}
+	for k := range counts {
+		if !slices.Contains(allOperations, k) {
+			t.Errorf("%s chosen, but allOperations does not name it", k)
+		}
+	}
+	t.Logf("operations chosen: %v", counts)
+}
+
+// A list suspends or resumes two or more members, named once each in the
+// order of the members, in one write, only while the policy exists; the
+// state then holds exactly the listed members it suspends and none it
+// resumes, the others as they were. Lists are resumed both when drawn and
+// as the lift of two or more per-cluster holds; without --cluster-lists
+// no list is ever chosen.
+func TestClusterListsAreChosenOnlyWhereTheyCanBeWritten(t *testing.T) {
+	members := []string{"member1", "member2", "member3"}
+	counts := map[string]int{}
+	for seed := int64(1); seed <= 20; seed++ {
+		g := everything(seed, members)
+		s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0", job: "v0"})
+		for range 300 {
+			o, n := g.next(s)
+			if o.Kind != opPolicyClusterList {
+				if len(o.Clusters) > 0 || o.Resume {
+					t.Fatalf("seed %d: %s carries a cluster list", seed, o)
+				}
+				s = n
+				continue
+			}
+			if !s.PolicyExists {
+				t.Fatalf("seed %d: %s while the policy is deleted", seed, o)
+			}
+			if len(o.Clusters) < 2 {
+				t.Fatalf("seed %d: %s names fewer than two members", seed, o)
+			}
+			for i, m := range o.Clusters {
+				if !slices.Contains(members, m) || i > 0 && slices.Index(members, o.Clusters[i-1]) >= slices.Index(members, m) {
+					t.Fatalf("seed %d: %s: not members, each once, in their order", seed, o)
+				}
+			}
+			if want := "--clusters " + strings.Join(o.Clusters, ","); !strings.Contains(o.String(), want) {
+				t.Fatalf("%q does not say %q", o, want)
+			}
+			changed := false
+			for _, m := range members {
+				switch {
+				case slices.Contains(o.Clusters, m):
+					if n.PolicyClusters[m] == o.Resume {
+						t.Fatalf("seed %d: %s left %s held: %v", seed, o, m, n.PolicyClusters[m])
+					}
+					changed = changed || n.PolicyClusters[m] != s.PolicyClusters[m]
+				case n.PolicyClusters[m] != s.PolicyClusters[m]:
+					t.Fatalf("seed %d: %s changed the hold of %s, which it does not name", seed, o, m)
+				}
+			}
+			if !changed {
+				t.Fatalf("seed %d: %s changed no hold (held before: %v)", seed, o, s.PolicyClusters)
+			}
+			switch {
+			case !o.Resume:
+				counts["suspend"]++
+			case slices.Equal(o.Clusters, slices.Sorted(maps.Keys(s.PolicyClusters))):
+				counts["resume every member held"]++
+			default:
+				counts["resume"]++
+			}
+			s = n
+		}
+	}
+	for _, k := range []string{"suspend", "resume", "resume every member held"} {
+		if counts[k] == 0 {
+			t.Errorf("no list chosen to %s in 6000 operations", k)
+		}
+	}
+	t.Logf("lists: %v", counts)
+
+	g := everything(7, members)
+	g.clusterLists = false
+	s := initialState(map[string]string{"web-a": "v0", "web-b": "v0", configMap: "v0", job: "v0"})
+	for range 3000 {
+		var o op
+		if o, s = g.next(s); o.Kind == opPolicyClusterList {
+			t.Fatalf("%s chosen without --cluster-lists", o)
+		}
+	}
+}
+
+// Two or more members the policy holds by per-cluster annotations are
+// lifted in one write too, as `federator resume pp NAME --clusters a,b`
+// does, beside one at a time; one member held is lifted alone; without
+// --cluster-lists the lifts are those chosen before lists were added.
+func TestTwoOrMorePerClusterHoldsAreLiftedInOneWrite(t *testing.T) {
+	s := initialState(map[string]string{"web": "v1"})
+	s.PolicyClusters = map[string]bool{"member3": true, "member1": true}
+	lists := func(lifts []op) []op {
+		return slices.DeleteFunc(lifts, func(o op) bool { return o.Kind != opPolicyClusterList })
+	}
+	got := lists(liftable(s, true))
+	if len(got) != 1 || !got[0].Resume || !slices.Equal(got[0].Clusters, []string{"member1", "member3"}) {
+		t.Fatalf("lifts of a policy holding member1 and member3: %v; want one resume of both", got)
+	}
+	if without := liftable(s, false); len(lists(without)) != 0 || len(without) != len(liftable(s, true))-1 {
+		t.Fatalf("without lists, the lifts are %v", without)
+	}
+	s.PolicyClusters = map[string]bool{"member2": true}
+	if got := lists(liftable(s, true)); len(got) != 0 {
+		t.Fatalf("one member held is lifted by a list: %v", got)
 	}
 }

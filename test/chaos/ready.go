@@ -24,7 +24,9 @@ const readyOwner = "chaos-deployment-status"
 // Rollout's stages complete. The bare members run no
 // controller; without this no revision would pass a Rollout's first
 // stage. A status write changes no version the recorders read, and a
-// frozen member only times out.
+// frozen member only times out. It never runs with --workloads
+// (options.fakesStatus): those members' own controllers write these
+// statuses, and two writers would fight over them.
 func (r *chaosRun) markDeploymentsReady(ctx context.Context) {
 	for {
 		for _, m := range r.names {

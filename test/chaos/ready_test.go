@@ -28,7 +28,7 @@ func TestMarkReadyRollsOutDeploymentsAndCompletesJobs(t *testing.T) {
 	if err := member.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []client.Object{newTemplate("web-a", "v1"), newTemplate(job, "v1")} {
+	for _, o := range []client.Object{newTemplate("web-a", "v1", false), newTemplate(job, "v1", false)} {
 		if err := member.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}

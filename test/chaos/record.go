@@ -156,11 +156,27 @@ func (r *memberRecorder) removals() []removal {
 	return out
 }
 
-// lastWrite is the latest time of the object's managedFields entries: when
-// its last write happened, to the second.
+// memberManagers are the field managers of a member's own controllers
+// (with --workloads): kube-controller-manager's deployment controller
+// writes its revision annotation into a member's Deployment. They never
+// write what the hub placed (an image, a ConfigMap's data, the Job's
+// version annotation).
+var memberManagers = map[string]bool{"kube-controller-manager": true}
+
+// lastWrite is the latest time of the object's managedFields entries that
+// may have written what the hub placed: when the last such write
+// happened, to the second. Writes of a subresource (status: the members'
+// controllers, or --ready-deployments) and of a member's own controllers
+// (memberManagers) are left out: they never change a stored version, and
+// taking their time would start the store's window after the store
+// itself, when the first version a recorder lists (at its start or after
+// a gap) was stored before them.
 func lastWrite(u *unstructured.Unstructured) time.Time {
 	var latest time.Time
 	for _, e := range u.GetManagedFields() {
+		if e.Subresource != "" || memberManagers[e.Manager] {
+			continue
+		}
 		if e.Time != nil && e.Time.After(latest) {
 			latest = e.Time.Time
 		}

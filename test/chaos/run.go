@@ -89,8 +89,17 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	if err != nil {
 		return nil, err
 	}
-	logf("starting a hub and %d members", memberCount)
-	if r.fleet, err = fleet.Start(ctx, fleet.Options{Dir: filepath.Join(dir, "fleet"), Members: memberCount, BinDir: o.binDir, CRDs: crdList}); err != nil {
+	if o.workloads {
+		logf("starting a hub and %d members that run workloads (kube-controller-manager, kube-scheduler, kwok nodes)", memberCount)
+	} else {
+		logf("starting a hub and %d members", memberCount)
+	}
+	// With workloads the fleet keeps programs running (each member's
+	// kube-controller-manager, kube-scheduler and kwok, the hub's
+	// kube-controller-manager) and restarts one that exits, a few times;
+	// its alerts say so on this run's log.
+	if r.fleet, err = fleet.Start(ctx, fleet.Options{Dir: filepath.Join(dir, "fleet"), Members: memberCount, BinDir: o.binDir, CRDs: crdList,
+		Workloads: o.workloads, Alerts: fleetAlerts{}}); err != nil {
 		return nil, fmt.Errorf("start the fleet (make binaries puts its programs in bin/): %w", err)
 	}
 	hubCfg := rest.CopyConfig(r.fleet.Hub.Config)
@@ -179,6 +188,17 @@ func (r *chaosRun) templates() []string {
 	return slices.DeleteFunc(slices.Clone(templates), func(t string) bool { return t == job })
 }
 
+// fleetAlerts puts what pkg/fleet alerts about (a program of the fleet
+// that exited, and its restart) on the run's log.
+type fleetAlerts struct{}
+
+func (fleetAlerts) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		logf("fleet: %s", line)
+	}
+	return len(p), nil
+}
+
 func initialState(versions map[string]string) state {
 	s := state{PolicyExists: true, Templates: map[string]templateState{}}
 	for t, v := range versions {
@@ -202,7 +222,7 @@ func (r *chaosRun) current() state {
 
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates,
-		deletions: r.o.deletions, placement: r.o.placement, rollouts: r.o.rollouts}
+		deletions: r.o.deletions, placement: r.o.placement, rollouts: r.o.rollouts, clusterLists: r.o.clusterLists}
 	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
 	r.began = time.Now()
 
@@ -216,7 +236,7 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	first := map[string]string{}
 	for _, t := range r.templates() {
 		first[t] = g.newVersion(t)
-		if err := r.hub.Create(ctx, newTemplate(t, first[t])); err != nil {
+		if err := r.hub.Create(ctx, newTemplate(t, first[t], r.o.workloads)); err != nil {
 			return nil, fmt.Errorf("create template %s: %w", t, err)
 		}
 	}
@@ -232,7 +252,7 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		return nil, fmt.Errorf("setup: %w", err)
 	}
 	logf("setup done: every member has every template, and an object of its own; %d operations follow", r.o.steps)
-	if r.o.readyDeployments {
+	if r.o.fakesStatus() {
 		readyCtx, stopReady := context.WithCancel(ctx)
 		stopped := make(chan struct{})
 		go func() { defer close(stopped); r.markDeploymentsReady(readyCtx) }()
@@ -303,7 +323,7 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		}
 		o, next := g.next(r.current())
 		sent := time.Now()
-		if err := write(ctx, r.hub, o, &next, r.names, &sent); err != nil {
+		if err := write(ctx, r.hub, o, &next, r.names, r.o.workloads, &sent); err != nil {
 			return nil, fmt.Errorf("step %d, %s: %w", step, o, err)
 		}
 		done := time.Now()

@@ -48,8 +48,8 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 		}
 	}
 	// The Rollout goes: its second stage waits for a promote of each
-	// revision (and without --ready-deployments no Deployment on these
-	// bare members is ever healthy, so no revision passes the first);
+	// revision (and on bare members without --ready-deployments no
+	// Deployment is ever healthy, so no revision passes the first);
 	// deleting the Rollout lifts its holds (docs/rollouts.md).
 	if r.current().Rollout != nil {
 		if err := do(op{Kind: opRolloutDelete}, func(n *state) { n.Rollout = nil }); err != nil {
@@ -124,7 +124,7 @@ func (r *chaosRun) writeOp(ctx context.Context, step int, label string, o op, ch
 	n := r.current().clone()
 	change(&n)
 	sent := time.Now()
-	if err := write(ctx, r.hub, o, &n, r.names, &sent); err != nil {
+	if err := write(ctx, r.hub, o, &n, r.names, r.o.workloads, &sent); err != nil {
 		return fmt.Errorf("%s, %s: %w", label, o, err)
 	}
 	r.record(step, label+" "+o.String(), sent, time.Now(), n)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -71,65 +70,24 @@ func (r *chaosRun) verdict(res *result) int {
 			violations = append(violations, v)
 		}
 	}
-	kills, pauses, hubRestarts, etcdRestarts := 0, 0, 0, 0
-	for _, f := range r.faults {
-		switch f.Kind {
+	f := figures{seed: r.o.seed, steps: r.o.steps, args: r.o.replayArgs(), took: time.Since(r.began), ops: r.ops, replicas: r.o.replicas, exited: r.restarted,
+		stored: len(all), objects: objects, staged: staged, removals: len(removals), owned: owned, writes: len(r.intents),
+		grace: r.o.grace, violations: len(violations) + len(foreign), gaps: len(gaps),
+		converged: res.converged, convergedInTime: len(res.stale) == 0, converge: r.o.converge,
+		settles: res.settles, unsettled: len(res.unsettled)}
+	for _, fl := range r.faults {
+		switch fl.Kind {
 		case faultKillController:
-			kills++
+			f.kills++
 		case faultPauseMember:
-			pauses++
+			f.pauses++
 		case faultRestartHub:
-			hubRestarts++
+			f.hubRestarts++
 		case faultRestartEtcd:
-			etcdRestarts++
+			f.etcdRestarts++
 		}
 	}
-	var opList []string
-	for _, k := range slices.Sorted(maps.Keys(r.ops)) {
-		opList = append(opList, fmt.Sprintf("%s %d", k, r.ops[k]))
-	}
-	replay := fmt.Sprintf("make chaos SEED=%d STEPS=%d", r.o.seed, r.o.steps)
-	var args []string
-	if r.o.selfTest {
-		args = append(args, "--self-test")
-	}
-	if !r.o.gates {
-		args = append(args, "--gates=false")
-	}
-	if !r.o.deletions {
-		args = append(args, "--deletions=false")
-	}
-	if !r.o.placement {
-		args = append(args, "--placement=false")
-	}
-	if !r.o.jobs {
-		args = append(args, "--jobs=false")
-	}
-	if !r.o.rollouts {
-		args = append(args, "--rollouts=false")
-	}
-	if !r.o.readyDeployments {
-		args = append(args, "--ready-deployments=false")
-	}
-	if r.o.replicas != defaultReplicas {
-		args = append(args, fmt.Sprintf("--replicas=%d", r.o.replicas))
-	}
-	if r.o.settleEvery > 0 {
-		args = append(args, fmt.Sprintf("--settle-every=%d", r.o.settleEvery))
-	}
-	if len(r.o.faults) < len(allFaults) {
-		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(r.o.faults)), ","))
-	}
-	if len(args) > 0 {
-		replay += " CHAOS_ARGS='" + strings.Join(args, " ") + "'"
-	}
-	summary := fmt.Sprintf("seed %d, %d steps in %s: operations %s; faults: %d controller kills (%d replicas), %d member freezes, %d hub restarts, %d member etcd restarts; "+
-		"%d replicas restarted after exiting by themselves; "+
-		"%d stored versions recorded on %d member objects, %d checked against %d user writes (grace %s), %d of them while a Rollout existed, %d deletions checked, "+
-		"%d objects the hub never placed checked, %d violations; "+
-		"recorder gaps relisted: %d",
-		r.o.seed, r.o.steps, time.Since(r.began).Round(time.Second), strings.Join(opList, ", "), kills, r.o.replicas, pauses, hubRestarts, etcdRestarts, r.restarted,
-		len(all), objects, len(all), len(r.intents), r.o.grace, staged, len(removals), owned, len(violations)+len(foreign), len(gaps))
+	replay := r.o.replay()
 	code := 0
 	for _, err := range recErrs {
 		logf("recorder: %v", err)
@@ -140,11 +98,6 @@ func (r *chaosRun) verdict(res *result) int {
 	if len(res.stale) > 0 {
 		fmt.Printf("NO CONVERGENCE within %s after the final resume:\n  %s\n", r.o.converge, strings.Join(res.stale, "\n  "))
 		code = exitViolation
-	} else {
-		summary += fmt.Sprintf("; converged %s after the final resume", res.converged.Round(time.Millisecond))
-	}
-	if len(res.settles) > 1 {
-		summary += "; " + settleFigures(res.settles)
 	}
 	if len(res.unsettled) > 0 {
 		fmt.Printf("NO CONVERGENCE within %s after %d of the %d settles:\n  %s\n", r.o.converge, len(res.unsettled), len(res.settles),
@@ -217,7 +170,8 @@ func (r *chaosRun) verdict(res *result) int {
 	if len(recErrs) > 0 && code == 0 {
 		code = exitError
 	}
-	fmt.Println(summary)
+	fmt.Println(f.summary())
+	fmt.Print(f.table())
 	if code != 0 {
 		fmt.Printf("reproduce: %s\n", replay)
 	}
@@ -333,12 +287,4 @@ func checkHistory(path string, grace time.Duration) int {
 		return exitViolation
 	}
 	return 0
-}
-
-// settleFigures says how long the members took to converge after each
-// settle: how many, the median and the longest.
-func settleFigures(settles []time.Duration) string {
-	sorted := slices.Sorted(slices.Values(settles))
-	return fmt.Sprintf("converged after each of %d settles: median %s, max %s", len(sorted),
-		sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond))
 }

@@ -95,10 +95,28 @@ func annotationPatch(key string, set bool) []byte {
 	return raw
 }
 
+// clusterListPatch is the one merge patch an opPolicyClusterList writes,
+// as `federator suspend|resume pp NAME --clusters a,b` does: for each
+// member it names, suspended.propagation.federator.dev/<member> set to
+// holdReason where next holds it, removed where it does not.
+func clusterListPatch(o op, next state) []byte {
+	annotations := map[string]any{}
+	for _, m := range o.Clusters {
+		var v any
+		if next.PolicyClusters[m] {
+			v = holdReason
+		}
+		annotations[policykeys.ClusterSuspendedAnnotationPrefix+m] = v
+	}
+	raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	return raw
+}
+
 // write sends o to the hub; next is the state it leaves (a gate request
 // fills in its times). sent is when the write that took effect was sent
-// (a retried write moves it).
-func write(ctx context.Context, hub client.Client, o op, next *state, members []string, sent *time.Time) error {
+// (a retried write moves it). workloads: the members run workloads, and a
+// Job template is created to run (newTemplate).
+func write(ctx context.Context, hub client.Client, o op, next *state, members []string, workloads bool, sent *time.Time) error {
 	patch := func(obj client.Object, raw []byte) error {
 		return hub.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw))
 	}
@@ -121,6 +139,8 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 		return patch(pp, annotationPatch(policykeys.SuspendedAnnotation, next.PolicySuspended))
 	case opPolicyCluster:
 		return patch(pp, annotationPatch(policykeys.ClusterSuspendedAnnotationPrefix+o.Member, next.PolicyClusters[o.Member]))
+	case opPolicyClusterList:
+		return patch(pp, clusterListPatch(o, *next))
 	case opGateList, opGateUnlist:
 		var v any
 		if len(next.PolicyGates) > 0 {
@@ -180,11 +200,12 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 	case opDeleteTemplate:
 		// As kubectl deletes: in the background. A Job's default is to
 		// orphan its pods, which leaves it with a finalizer that only a
-		// garbage collector removes, and this hub runs none.
+		// garbage collector removes, and a hub without --workloads runs
+		// none.
 		return hub.Delete(ctx, templateObject(o.Template), client.PropagationPolicy(metav1.DeletePropagationBackground))
 	case opRecreateTemplate:
 		return createAgain(ctx, sent, func() error {
-			return hub.Create(ctx, newTemplate(o.Template, next.Templates[o.Template].Version))
+			return hub.Create(ctx, newTemplate(o.Template, next.Templates[o.Template].Version, workloads))
 		})
 	case opDeletePolicy:
 		return hub.Delete(ctx, pp)
