@@ -245,26 +245,17 @@ func (o options) replay() string {
 // the run goes, each as it is written on the command line.
 func (o options) replayArgs() []string {
 	var args []string
-	if o.selfTest {
-		args = append(args, "--self-test")
-	}
-	if !o.gates {
-		args = append(args, "--gates=false")
-	}
-	if !o.deletions {
-		args = append(args, "--deletions=false")
-	}
-	if !o.placement {
-		args = append(args, "--placement=false")
-	}
-	if !o.jobs {
-		args = append(args, "--jobs=false")
-	}
-	if !o.rollouts {
-		args = append(args, "--rollouts=false")
-	}
-	if !o.clusterLists {
-		args = append(args, "--cluster-lists=false")
+	for _, f := range []struct {
+		set  bool
+		flag string
+	}{
+		{o.selfTest, "--self-test"}, {!o.gates, "--gates=false"}, {!o.deletions, "--deletions=false"},
+		{!o.placement, "--placement=false"}, {!o.jobs, "--jobs=false"}, {!o.rollouts, "--rollouts=false"},
+		{!o.clusterLists, "--cluster-lists=false"},
+	} {
+		if f.set {
+			args = append(args, f.flag)
+		}
 	}
 	if o.workloads {
 		args = append(args, "--workloads")
