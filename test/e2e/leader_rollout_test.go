@@ -24,9 +24,11 @@ import (
 var _ = Describe("leader election during a rollout", func() {
 	It("after SIGKILL of the leader while a stage waits for promotion, the standby keeps it held and completes it once promoted", func() {
 		f, hubClient := separateFleet(2, false)
-		leader := processReplica(f, "process a")
+		// --v=1: every reconcile's decision (held and why, applied) is in
+		// the spec's output when it fails.
+		leader := processReplica(f, "process a", "--v=1")
 		Eventually(leader.out, "60s").Should(ContainSubstring(controllersRunning))
-		standby := processReplica(f, "process b")
+		standby := processReplica(f, "process b", "--v=1")
 		first := leaseHolder(hubClient)()
 		Expect(first).NotTo(BeEmpty())
 		inMembers := joinMembers(f, hubClient)
@@ -66,8 +68,15 @@ spec:
 				return cm.Data["level"]
 			}
 		}
+		// On a failure, what the hub says of each cluster's copy.
+		whyNot := func(m string) func() string {
+			return func() string {
+				return m + "\n" + cliOn(f.Hub.KubeconfigPath, "get", "works", "-n", ns, "-o", "wide").stdout +
+					cliOn(f.Hub.KubeconfigPath, "get", "rollout", name, "-n", ns).stdout
+			}
+		}
 		for _, m := range []string{"member1", "member2"} {
-			Eventually(levelOn(m), "60s").Should(Equal("1"), m)
+			Eventually(levelOn(m), "60s").Should(Equal("1"), whyNot(m))
 		}
 		rollout := func() *rolloutsv1alpha1.Rollout {
 			ro := &rolloutsv1alpha1.Rollout{}
