@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -33,6 +34,19 @@ func (d cli) presentImages(ctx context.Context, images []string) []string {
 		}
 	}
 	return present
+}
+
+// MissingDockerImages are those of images Docker does not have (all of
+// them where Docker does not answer).
+func MissingDockerImages(ctx context.Context, images []string) []string {
+	present := EngineDocker.cli().presentImages(ctx, images)
+	var missing []string
+	for _, image := range images {
+		if !slices.Contains(present, image) {
+			missing = append(missing, image)
+		}
+	}
+	return missing
 }
 
 // loadImages saves the WorkloadImages Docker has (make workload-image

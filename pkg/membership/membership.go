@@ -155,7 +155,7 @@ func memberCredentials(ctx context.Context, member *member) (credentials, error)
 	}); err != nil {
 		return credentials{}, wrap(err)
 	}
-	token, err := requestToken(ctx, c, sa)
+	token, _, err := RequestToken(ctx, c, sa)
 	if err != nil {
 		return credentials{}, wrap(err)
 	}
@@ -164,7 +164,7 @@ func memberCredentials(ctx context.Context, member *member) (credentials, error)
 	if err != nil {
 		return credentials{}, wrap(err)
 	}
-	impersonatorToken, err := requestToken(ctx, c, impersonator)
+	impersonatorToken, _, err := RequestToken(ctx, c, impersonator)
 	if err != nil {
 		return credentials{}, wrap(err)
 	}
@@ -347,16 +347,19 @@ func ensureServiceAccount(ctx context.Context, c client.Client, name string) (*c
 	return sa, nil
 }
 
-func requestToken(ctx context.Context, c client.Client, sa *corev1.ServiceAccount) (string, error) {
+// RequestToken asks the API server c talks to for a token of sa from the
+// TokenRequest API, lasting tokenLifetime (a year) unless the server grants
+// less, and returns it with its expiry.
+func RequestToken(ctx context.Context, c client.Client, sa *corev1.ServiceAccount) (string, time.Time, error) {
 	seconds := int64(tokenLifetime / time.Second)
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
 	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
-		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
+		return "", time.Time{}, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
 	}
 	if tr.Status.Token == "" {
-		return "", fmt.Errorf("the token request for ServiceAccount %s/%s returned no token", sa.Namespace, sa.Name)
+		return "", time.Time{}, fmt.Errorf("the token request for ServiceAccount %s/%s returned no token", sa.Namespace, sa.Name)
 	}
-	return tr.Status.Token, nil
+	return tr.Status.Token, tr.Status.ExpirationTimestamp.Time, nil
 }
 
 func addSystemLabel(meta *metav1.ObjectMeta) {

@@ -34,7 +34,7 @@ var _ = Describe("federator install into kind clusters", func() {
 		if problems := kindProblems(3); len(problems) > 0 {
 			Skip("kind clusters cannot run on this machine: " + strings.Join(problems, "; "))
 		}
-		if missing := missingDockerImages(kindfleet.WorkloadImages); len(missing) > 0 {
+		if missing := kindfleet.MissingDockerImages(ctx, kindfleet.WorkloadImages); len(missing) > 0 {
 			Skip("Docker lacks the workload images " + strings.Join(missing, ", ") + " the sample runs on real pods: make workload-image builds them")
 		}
 		image := buildImage()
@@ -144,17 +144,6 @@ func kubectlOn(kubeconfig string, args ...string) error {
 		return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
 	}
 	return nil
-}
-
-// missingDockerImages are those of images Docker does not have.
-func missingDockerImages(images []string) []string {
-	var missing []string
-	for _, image := range images {
-		if exec.Command("docker", "image", "inspect", image).Run() != nil {
-			missing = append(missing, image)
-		}
-	}
-	return missing
 }
 
 // controllerPods are the names of the controller's running, ready pods.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,12 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/config/install"
+	"github.com/federator-dev/federator/pkg/membership"
 )
-
-// hubTokenLifetime is how long the token the host's controller reaches
-// the hub with is asked to last (the hub may grant less: its
-// --service-account-max-token-expiration); install run again renews it.
-const hubTokenLifetime = 365 * 24 * time.Hour
 
 // hostFlags say where the controller runs when not in the hub itself.
 type hostFlags struct {
@@ -71,7 +66,8 @@ func installOnHost(ctx context.Context, out io.Writer, connect connector, h *hub
 	if err := applyAll(ctx, out, h, "hub", hubObjs); err != nil {
 		return nil, err
 	}
-	token, expires, err := hubToken(ctx, h.client)
+	token, expires, err := membership.RequestToken(ctx, h.client,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: install.Namespace, Name: install.ServiceAccountName}})
 	if err != nil {
 		return nil, fmt.Errorf("install on the hub %s: %w", h.host, err)
 	}
@@ -125,20 +121,6 @@ func onCluster(where string) string {
 		return ""
 	}
 	return " (" + where + ")"
-}
-
-// hubToken asks the hub for a token of the controller's ServiceAccount.
-func hubToken(ctx context.Context, c client.Client) (string, time.Time, error) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: install.Namespace, Name: install.ServiceAccountName}}
-	seconds := int64(hubTokenLifetime / time.Second)
-	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}
-	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
-		return "", time.Time{}, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", sa.Namespace, sa.Name, err)
-	}
-	if tr.Status.Token == "" {
-		return "", time.Time{}, fmt.Errorf("the token request for ServiceAccount %s/%s returned no token", sa.Namespace, sa.Name)
-	}
-	return tr.Status.Token, tr.Status.ExpirationTimestamp.Time, nil
 }
 
 // controllerKubeconfig is a kubeconfig for server, trusting the hub's CA
