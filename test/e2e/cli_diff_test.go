@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -8,8 +9,31 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// withoutStatus is obj as JSON without what a status write or the
+// deployment controller changes: status, resourceVersion, managedFields and
+// the deployment.kubernetes.io annotations. Any other write shows.
+func withoutStatus(obj client.Object) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	Expect(err).NotTo(HaveOccurred())
+	delete(u, "status")
+	meta, _ := u["metadata"].(map[string]any)
+	delete(meta, "resourceVersion")
+	delete(meta, "managedFields")
+	if ann, ok := meta["annotations"].(map[string]any); ok {
+		for k := range ann {
+			if strings.HasPrefix(k, "deployment.kubernetes.io/") {
+				delete(ann, k)
+			}
+		}
+	}
+	b, err := json.Marshal(u)
+	Expect(err).NotTo(HaveOccurred())
+	return string(b)
+}
 
 // `federator diff`: what resuming would change in each held member, from a
 // server-side dry run; nothing is written anywhere; kubectl diff's exit
@@ -17,26 +41,29 @@ import (
 var _ = Describe("federator diff (cli)", func() {
 	const ns = "cli-diff"
 
-	// written is the resourceVersion of everything diff could write to: the
-	// Deployment in every member, and on the hub the template, its policy
-	// and its Works.
+	// written is what diff could write to, without the parts others keep
+	// moving: the Deployment in every member, and on the hub the template,
+	// its policy and its Works. Members run workloads, so the deployment
+	// controller and the dispatcher's status collection go on writing
+	// status (and the revision annotation) while the spec runs; a
+	// resourceVersion would count those as diff's writes.
 	written := func() map[string]string {
 		out := map[string]string{}
 		for m, c := range members {
 			d := &appsv1.Deployment{}
 			Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
-			out[m] = d.ResourceVersion
+			out[m] = withoutStatus(d)
 		}
 		for name, obj := range map[string]client.Object{"template": &appsv1.Deployment{}, "policy": &policyv1alpha1.PropagationPolicy{}} {
 			err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, obj)
 			Expect(err).NotTo(HaveOccurred())
-			out[name] = obj.GetResourceVersion()
+			out[name] = withoutStatus(obj)
 		}
 		works := &workv1alpha1.WorkList{}
 		Expect(hubClient.List(ctx, works)).To(Succeed())
-		for _, w := range works.Items {
+		for i, w := range works.Items {
 			if strings.HasPrefix(w.Name, "web-") && w.Annotations["resourcebinding.karmada.io/namespace"] == ns {
-				out[w.Namespace] = w.ResourceVersion
+				out[w.Namespace] = withoutStatus(&works.Items[i])
 			}
 		}
 		return out
