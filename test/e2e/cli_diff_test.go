@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -11,28 +10,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/test/framework"
 )
 
-// withoutStatus is obj as JSON without what a status write or the
-// deployment controller changes: status, resourceVersion, managedFields and
-// the deployment.kubernetes.io annotations. Any other write shows.
+// withoutStatus is obj without what status writes change
+// (framework.Content): any other write shows.
 func withoutStatus(obj client.Object) string {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	Expect(err).NotTo(HaveOccurred())
-	delete(u, "status")
-	meta, _ := u["metadata"].(map[string]any)
-	delete(meta, "resourceVersion")
-	delete(meta, "managedFields")
-	if ann, ok := meta["annotations"].(map[string]any); ok {
-		for k := range ann {
-			if strings.HasPrefix(k, "deployment.kubernetes.io/") {
-				delete(ann, k)
-			}
-		}
-	}
-	b, err := json.Marshal(u)
-	Expect(err).NotTo(HaveOccurred())
-	return string(b)
+	return framework.Content(u)
 }
 
 // `federator diff`: what resuming would change in each held member, from a

@@ -2,9 +2,11 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -280,6 +283,51 @@ func (r *Recorder) Writes() int {
 		}
 	}
 	return n
+}
+
+// ContentWrites counts the writes recorded so far that changed the object
+// beyond its status: a version that differs from the one before it only as
+// status writes do (see Content) is left out. Members that run workloads
+// (kind, --workloads) have their controllers write status all the time; a
+// write federator made shows.
+func (r *Recorder) ContentWrites() int {
+	n := 0
+	versions := r.Versions()
+	for i, v := range versions {
+		if v.Event == Existing ||
+			(i > 0 && v.Event == watch.Modified && Content(versions[i-1].Object.Object) == Content(v.Object.Object)) {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// Content is an object (unstructured content) as JSON without what status
+// writes and the deployment controller change: status, resourceVersion,
+// managedFields and the deployment.kubernetes.io annotations.
+func Content(obj map[string]any) string {
+	obj = runtime.DeepCopyJSON(obj)
+	delete(obj, "status")
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "resourceVersion")
+		delete(meta, "managedFields")
+		if ann, ok := meta["annotations"].(map[string]any); ok {
+			for k := range ann {
+				if strings.HasPrefix(k, "deployment.kubernetes.io/") {
+					delete(ann, k)
+				}
+			}
+			if len(ann) == 0 {
+				delete(meta, "annotations")
+			}
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 func (r *Recorder) between(from, to Mark) []Version {

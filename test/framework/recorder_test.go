@@ -70,3 +70,29 @@ func TestRecorderHistoryAndSync(t *testing.T) {
 		t.Error("absent while the last version recorded is not a deletion: the deletion is still on its way")
 	}
 }
+
+func TestContentWritesLeaveStatusWritesOut(t *testing.T) {
+	withStatus := func(resourceVersion, image string, ready int64, revision string) *unstructured.Unstructured {
+		u := deploymentAt(resourceVersion, image)
+		u.Object["status"] = map[string]any{"readyReplicas": ready}
+		u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": revision})
+		return u
+	}
+	labelled := withStatus("15", "nginx:1.25", 2, "2")
+	labelled.SetLabels(map[string]string{"team": "web"})
+	r := &Recorder{versions: []Version{
+		{Event: Existing, Object: withStatus("10", "nginx:1.25", 0, "1")},
+		{Event: watch.Modified, Object: withStatus("11", "nginx:1.25", 1, "1")}, // status
+		{Event: watch.Modified, Object: withStatus("12", "nginx:1.25", 2, "2")}, // status and revision
+		{Event: watch.Modified, Object: withStatus("13", "nginx:1.26", 2, "2")}, // the spec
+		{Event: watch.Modified, Object: withStatus("14", "nginx:1.25", 2, "2")}, // the spec back
+		{Event: watch.Modified, Object: labelled},                               // a label
+		{Event: watch.Deleted, Object: labelled},                                // a deletion
+	}}
+	if got := r.ContentWrites(); got != 4 {
+		t.Errorf("ContentWrites = %d, want 4 (two image changes, a label, a deletion; not the two status writes)", got)
+	}
+	if got := r.Writes(); got != 6 {
+		t.Errorf("Writes = %d, want 6", got)
+	}
+}
