@@ -97,7 +97,7 @@ func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members
 	for _, src := range []source.Source{
 		sharedSource(works, &handler.EnqueueRequestForObject{}, inNamespace,
 			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{})),
-		sharedSource(clusters, handler.EnqueueRequestsFromMapFunc(requestsForWorksIn(mgr.GetClient(), ns)), named, readyChanged{}),
+		sharedSource(clusters, handler.EnqueueRequestsFromMapFunc(requestsForWorksIn(mgr.GetClient(), ns)), named, becameReady{}),
 	} {
 		if err := c.Watch(src); err != nil {
 			return nil, err
@@ -169,18 +169,23 @@ func (deletionStarted) Update(e event.UpdateEvent) bool {
 	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
 }
 
-// readyChanged passes a Cluster update whose Ready condition changed, so a
-// member that comes back gets its Works at once. It compares whether Ready
-// is True, not the condition itself (conditions.Changed): absent, False and
-// Unknown all mean not ready, and a change among them brings nothing.
-type readyChanged struct{ predicate.Funcs }
+// becameReady passes a Cluster update whose Ready condition turned True,
+// so a member that comes back gets its Works at once. It compares whether
+// Ready is True, not the condition itself (conditions.Changed): absent,
+// False and Unknown all mean not ready. A member that stops being ready
+// requeues nothing: each of its Works would hold a worker until the member
+// request timeout (32 s) ran out, and the Work that changes meanwhile
+// would wait behind all of them (measured on kind, with a paused member:
+// more than 100 s before its Work said AppliedFailed). A Work that changes
+// is queued by its own change; its status keeps what the member last ran.
+type becameReady struct{ predicate.Funcs }
 
-func (readyChanged) Update(e event.UpdateEvent) bool {
+func (becameReady) Update(e event.UpdateEvent) bool {
 	o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
 	n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
 	if !ok1 || !ok2 {
 		return false
 	}
-	return meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) !=
+	return !meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) &&
 		meta.IsStatusConditionTrue(n.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 }

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/federator-dev/federator/apis/policy"
 )
@@ -56,5 +57,34 @@ func TestReadyWithAClusterBeingDeleted(t *testing.T) {
 	}
 	if err := r.membersSetUp(hub)(httptest.NewRequest("GET", "/readyz", nil)); err != nil {
 		t.Fatalf("a Cluster being deleted holds /readyz: %v", err)
+	}
+}
+
+// A member's Works are queued again when its Cluster turns Ready, not when
+// it stops being ready (each would wait out the member request timeout).
+func TestWorksQueuedWhenTheClusterBecomesReady(t *testing.T) {
+	cluster := func(ready metav1.ConditionStatus) *clusterv1alpha1.Cluster {
+		c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}
+		if ready != "" {
+			c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: ready}}
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name     string
+		old, new metav1.ConditionStatus
+		want     bool
+	}{
+		{"comes back", metav1.ConditionFalse, metav1.ConditionTrue, true},
+		{"first ready", "", metav1.ConditionTrue, true},
+		{"from Unknown", metav1.ConditionUnknown, metav1.ConditionTrue, true},
+		{"goes unreachable", metav1.ConditionTrue, metav1.ConditionFalse, false},
+		{"goes Unknown", metav1.ConditionTrue, metav1.ConditionUnknown, false},
+		{"stays ready", metav1.ConditionTrue, metav1.ConditionTrue, false},
+		{"not ready, another reason", metav1.ConditionFalse, metav1.ConditionUnknown, false},
+	} {
+		if got := (becameReady{}).Update(event.UpdateEvent{ObjectOld: cluster(c.old), ObjectNew: cluster(c.new)}); got != c.want {
+			t.Errorf("%s (%q → %q): queued = %v, want %v", c.name, c.old, c.new, got, c.want)
+		}
 	}
 }
