@@ -439,9 +439,11 @@ func leave(member string) (rejoin func()) {
 	var once sync.Once
 	rejoin = func() {
 		once.Do(func() {
+			// As long as a spec waits for an unreachable member to leave:
+			// a member left unregistered fails every later spec.
 			Eventually(func() bool {
 				return apierrors.IsNotFound(hubClient.Get(ctx, client.ObjectKey{Name: member}, &clusterv1alpha1.Cluster{}))
-			}).Should(BeTrue(), "the %s Cluster is gone before it joins again", member)
+			}, "3m").Should(BeTrue(), "the %s Cluster is gone before it joins again", member)
 			Expect(membership.Register(ctx, hubClient, member, m.Config)).To(Succeed())
 		})
 	}

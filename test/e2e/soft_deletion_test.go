@@ -112,8 +112,10 @@ var _ = Describe("soft deletion", func() {
 		patchPolicy(ns, name, `{"spec": {"placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}}}`)
 		due := countingDown("member3", ns, name, 5*time.Second)
 		Expect(memberImage("member3", ns, name)).To(Equal("nginx:1.25"), "still running in member3")
-		t, found := tombstone("member3", ns, name)
-		Expect(found).To(BeTrue(), "the hub records the countdown")
+		// The member is marked first, then the hub records the countdown.
+		var t countdown.Tombstone
+		Eventually(func() (found bool) { t, found = tombstone("member3", ns, name); return found }).Should(BeTrue(),
+			"the hub records the countdown")
 		Expect(t.Delay).To(Equal("5s"))
 		Eventually(func() error {
 			_, err := env.Work(ctx, "member3", "Deployment", ns, name)

@@ -92,7 +92,10 @@ var _ = BeforeSuite(func() {
 	env, err = framework.Start(context.Background(), framework.Options{Dir: GinkgoT().TempDir(), Members: memberCount,
 		BinDir: binDir, Log: GinkgoWriter, Controllers: o, ChooseAddresses: chooseAddresses, Provider: fleetProvider, KindPrefix: "federator-e2e"})
 	Expect(err).NotTo(HaveOccurred(), "starting the suite's fleet (FLEET=%s; without FLEET the suite runs on the local fleet, which needs neither Docker nor podman)", fleetProvider)
-	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+	// Interrupted (Ctrl-C, a signal), Ginkgo gives a cleanup node its
+	// NodeTimeout, else 30 s: deleting four kind clusters takes about 50 s,
+	// and a cleanup cut short leaves clusters behind.
+	DeferCleanup(func(SpecContext) { Expect(env.Stop()).To(Succeed()) }, NodeTimeout(5*time.Minute))
 	hubClient, members, memberCS = env.Hub, env.Members, env.MemberCS
 })
 
