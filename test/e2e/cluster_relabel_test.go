@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 
@@ -18,13 +16,8 @@ import (
 // from controller-runtime's controller_runtime_reconcile_total.
 func reconciles() float64 {
 	GinkgoHelper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	Expect(err).NotTo(HaveOccurred())
 	total := 0.0
-	for _, m := range regexp.MustCompile(`(?m)^controller_runtime_reconcile_total\{controller="resourcebinding",result="[a-z_]+"\} (\S+)$`).FindAllStringSubmatch(string(body), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^controller_runtime_reconcile_total\{controller="resourcebinding",result="[a-z_]+"\} (\S+)$`).FindAllStringSubmatch(scrape(), -1) {
 		v, err := strconv.ParseFloat(m[1], 64)
 		Expect(err).NotTo(HaveOccurred())
 		total += v

@@ -12,18 +12,19 @@ import (
 	"github.com/federator-dev/federator/test/framework"
 )
 
+// scrape is the controllers' Prometheus metrics, or the error reading them.
+func scrape() string {
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
 var _ = Describe("metrics", func() {
 	const ns, name = "metrics", "web"
-
-	scrape := func() string {
-		resp, err := http.Get("http://" + metricsAddr + "/metrics")
-		if err != nil {
-			return err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return string(body)
-	}
 
 	It("exposes held Works, member readiness and member writes, prefixed federator_", func() {
 		namespace(ns)
