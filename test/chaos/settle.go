@@ -141,6 +141,7 @@ func (r *chaosRun) converge(ctx context.Context) (*result, error) {
 	deadline := time.Now().Add(r.o.converge)
 	for {
 		var stale []string
+		var keys [][2]string // template, member of each stale line
 		for _, m := range r.names {
 			for _, t := range s.used() {
 				u := &unstructured.Unstructured{}
@@ -153,6 +154,7 @@ func (r *chaosRun) converge(ctx context.Context) (*result, error) {
 				}
 				if want := s.Templates[t].Version; have != want {
 					stale = append(stale, fmt.Sprintf("%s in %s: has %s, want %s", t, m, have, want))
+					keys = append(keys, [2]string{t, m})
 				}
 			}
 		}
@@ -160,6 +162,9 @@ func (r *chaosRun) converge(ctx context.Context) (*result, error) {
 			return &result{converged: time.Since(since)}, nil
 		}
 		if time.Now().After(deadline) {
+			for i, k := range keys {
+				stale[i] += "\n    " + r.explainStale(ctx, k[0], k[1])
+			}
 			return &result{stale: stale, converged: time.Since(since)}, nil
 		}
 		select {

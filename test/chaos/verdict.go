@@ -95,13 +95,7 @@ func (r *chaosRun) verdict(res *result) int {
 	for _, g := range gaps {
 		logf("gap: %s", g)
 	}
-	if len(res.stale) > 0 {
-		fmt.Printf("NO CONVERGENCE within %s after the final resume:\n  %s\n", r.o.converge, strings.Join(res.stale, "\n  "))
-		code = exitViolation
-	}
-	if len(res.unsettled) > 0 {
-		fmt.Printf("NO CONVERGENCE within %s after %d of the %d settles:\n  %s\n", r.o.converge, len(res.unsettled), len(res.settles),
-			strings.Join(res.unsettled, "\n  "))
+	if len(res.stale) > 0 || len(res.unsettled) > 0 {
 		code = exitViolation
 	}
 	if r.o.selfTest {
@@ -172,6 +166,14 @@ func (r *chaosRun) verdict(res *result) int {
 	}
 	fmt.Println(f.summary())
 	fmt.Print(f.table())
+	// Last, so that a log's tail (CI keeps only that) shows what stopped.
+	if len(res.stale) > 0 {
+		fmt.Printf("NO CONVERGENCE within %s after the final resume:\n  %s\n", r.o.converge, strings.Join(res.stale, "\n  "))
+	}
+	if len(res.unsettled) > 0 {
+		fmt.Printf("NO CONVERGENCE within %s after %d of the %d settles:\n  %s\n", r.o.converge, len(res.unsettled), len(res.settles),
+			strings.Join(res.unsettled, "\n  "))
+	}
 	if code != 0 {
 		fmt.Printf("reproduce: %s\n", replay)
 	}
