@@ -43,11 +43,15 @@ const (
 	Created   Result = "created"
 	Updated   Result = "updated"
 	Unchanged Result = "unchanged"
+	// Adopted: an existing Work of an owner that no longer exists was
+	// taken over (AdoptOrphans) and written.
+	Adopted Result = "adopted"
 )
 
 // EnsureWork creates desired, or updates the stored Work when what it
 // carries differs. ownerLabel names the label that must match on an
-// existing Work: a Work written for another owner is never taken over.
+// existing Work: a Work written for another owner is never taken over,
+// unless AdoptOrphans finds that owner gone.
 //
 // An update states every field that decides what is held
 // (spec.suspendDispatching, spec.preserveResourcesOnDeletion, the owner
@@ -85,19 +89,18 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	if !work.DeletionTimestamp.IsZero() {
 		return "", fmt.Errorf("work %s/%s is being deleted", work.Namespace, work.Name)
 	}
-	if want := desired.Labels[ownerLabel]; work.Labels[ownerLabel] != want {
-		return "", fmt.Errorf("work %s/%s belongs to another owner (label %s=%q, want %q)", work.Namespace, work.Name,
-			ownerLabel, work.Labels[ownerLabel], want)
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if have, want := work.Labels[ownerLabel], desired.Labels[ownerLabel]; have != want {
+		return adopt(ctx, c, work, desired, ownerLabel, o.ownerGone)
 	}
 	if err := writtenForOlderBinding(work, desired); err != nil {
 		return "", err
 	}
 	if UpToDate(work, desired.Spec, desired.Annotations) {
 		return Unchanged, nil
-	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
 	}
 	if o.confirm != nil && !ptr.Deref(desired.Spec.SuspendDispatching, false) {
 		if err := confirmStored(ctx, o.confirm, work, desired); err != nil {
@@ -116,11 +119,58 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 	return Updated, c.Patch(ctx, work, client.RawPatch(types.MergePatchType, patch))
 }
 
+// adopt takes over work, written for another owner, when ownerGone says
+// that owner no longer exists: a Work its binding's deletion missed (the
+// deleting controller listed the binding's Works from a cache that had not
+// seen this one yet) would otherwise stand for ever between the template,
+// created again, and the member. Everything is stated, the manifests too,
+// on the resourceVersion read: a Work that changed since is not taken over
+// on that read. A Work of an owner that exists, or of no owner, is never
+// taken over.
+func adopt(ctx context.Context, c client.Client, work, desired *workv1alpha1.Work, ownerLabel string, ownerGone func(context.Context, string) (bool, error)) (Result, error) {
+	have, want := work.Labels[ownerLabel], desired.Labels[ownerLabel]
+	refused := fmt.Errorf("work %s/%s belongs to another owner (label %s=%q, want %q)", work.Namespace, work.Name, ownerLabel, have, want)
+	if ownerGone == nil || have == "" {
+		return "", refused
+	}
+	gone, err := ownerGone(ctx, have)
+	if err != nil {
+		return "", fmt.Errorf("%w; whether that owner still exists: %w", refused, err)
+	}
+	if !gone {
+		return "", refused
+	}
+	patch, err := fullIntent(desired, ownerLabel, true)
+	if err != nil {
+		return "", err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(patch, &body); err != nil {
+		return "", err
+	}
+	body["metadata"].(map[string]any)["resourceVersion"] = work.ResourceVersion
+	if patch, err = json.Marshal(body); err != nil {
+		return "", err
+	}
+	if err := c.Patch(ctx, work, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return "", err
+	}
+	return Adopted, nil
+}
+
 // Option tunes EnsureWork.
 type Option func(*options)
 
 type options struct {
-	confirm client.Reader
+	confirm   client.Reader
+	ownerGone func(context.Context, string) (bool, error)
+}
+
+// AdoptOrphans has EnsureWork take over a Work written for another owner
+// when gone, asked with that owner's label value, says the owner no
+// longer exists (it should ask the API server, not a cache).
+func AdoptOrphans(gone func(ctx context.Context, owner string) (bool, error)) Option {
+	return func(o *options) { o.ownerGone = gone }
 }
 
 // Confirm has EnsureWork read the stored Work through reader before an

@@ -6,6 +6,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -134,6 +135,38 @@ func worksOf(ctx context.Context, c client.Reader, b view) ([]workv1alpha1.Work,
 	works := &workv1alpha1.WorkList{}
 	err := c.List(ctx, works, client.MatchingFields{WorkBindingIndex: b.idLabel() + "=" + id})
 	return works.Items, err
+}
+
+// storedWorksOf lists the binding's Works as the API server stores them,
+// by its permanent-id label: what deleting a binding's Works must see. A
+// cache may not yet hold a Work written moments ago (a new leader's cache
+// catching up after a hub restart), and a Work missed then outlives its
+// binding.
+func storedWorksOf(ctx context.Context, api client.Reader, b view) ([]workv1alpha1.Work, error) {
+	id := b.obj.GetLabels()[b.idLabel()]
+	if id == "" {
+		return nil, nil
+	}
+	works := &workv1alpha1.WorkList{}
+	err := api.List(ctx, works, client.MatchingLabels{b.idLabel(): id})
+	return works.Items, err
+}
+
+// ownerGone says, through api (the API server), whether no binding of b's
+// kind carries the permanent id owner any more: a Work labelled with it
+// was left behind by a deleted binding and may be taken over
+// (works.AdoptOrphans).
+func ownerGone(api client.Reader, b view) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, owner string) (bool, error) {
+		var list client.ObjectList = &workv1alpha2.ResourceBindingList{}
+		if b.clusterScoped {
+			list = &workv1alpha2.ClusterResourceBindingList{}
+		}
+		if err := api.List(ctx, list, client.MatchingLabels{b.idLabel(): owner}); err != nil {
+			return false, err
+		}
+		return meta.LenList(list) == 0, nil
+	}
 }
 
 // WorkBindingIndex indexes Works by the binding they belong to: its

@@ -35,13 +35,18 @@ type syncResult struct {
 	created, updated, unchanged, deleted int
 	// kept counts Works of clusters no longer targeted that are not
 	// deleted because the deletion delay cannot be read.
-	kept       int
+	kept int
+	// adopted counts Works a deleted binding left behind, taken over.
+	adopted    int
 	heldBefore map[string]bool
 }
 
 func (s syncResult) String() string {
 	out := fmt.Sprintf("works synced: %d created, %d updated, %d unchanged, %d deleted",
 		s.created, s.updated, s.unchanged, s.deleted)
+	if s.adopted > 0 {
+		out += fmt.Sprintf(", %d taken over from a deleted binding", s.adopted)
+	}
 	if s.kept > 0 {
 		out += fmt.Sprintf(", %d kept (invalid deletion delay)", s.kept)
 	}
@@ -131,7 +136,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	g.SetLimit(parallelWorkWrites)
 	for i, d := range desired {
 		g.Go(func() error {
-			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel(), works.Confirm(r.fresh()))
+			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel(), works.Confirm(r.fresh()), works.AdoptOrphans(ownerGone(r.fresh(), b)))
 			return nil
 		})
 	}
@@ -144,6 +149,8 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			res.created++
 		case result == works.Updated:
 			res.updated++
+		case result == works.Adopted:
+			res.adopted++
 		default:
 			res.unchanged++
 		}

@@ -322,12 +322,14 @@ func suspendedKey(b view) metrics.SuspendedKey {
 }
 
 // finalize deletes the binding's Works (their own finalizer then removes
-// the objects from members) and releases the binding.
+// the objects from members) and releases the binding. The Works are
+// listed from the API server: one the cache has not seen yet would
+// outlive the binding.
 func (r *Reconciler) finalize(ctx context.Context, b view) error {
 	if !controllerutil.ContainsFinalizer(b.obj, b.finalizer()) {
 		return nil
 	}
-	existing, err := worksOf(ctx, r.Client, b)
+	existing, err := storedWorksOf(ctx, r.fresh(), b)
 	if err != nil {
 		return err
 	}
