@@ -70,8 +70,7 @@ func TestEnsureWorkAdoptsOnlyAWorkWhoseOwnerIsGone(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			var c client.WithWatch
-			c = fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(orphan(tc.owner)).
+			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(orphan(tc.owner)).
 				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 					if tc.changed {
 						w := &workv1alpha1.Work{}
