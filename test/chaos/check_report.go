@@ -16,8 +16,12 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 	from, to := s.window()
 	rel := func(t time.Time) string { return fmt.Sprintf("t+%.3fs", t.Sub(began).Seconds()) }
 	if d := v.Removal; d != nil {
-		fmt.Fprintf(&b, "VIOLATION: %s deleted its copy of %s (uid %s, last resourceVersion %s), seen deleted at %s (%s),\n",
-			d.Member, d.Template, d.UID, d.ResourceVersion, rel(d.Observed), d.Observed.UTC().Format(time.RFC3339Nano))
+		seen := "seen deleted at"
+		if d.InGap {
+			seen = "gone or replaced by another UID when its recorder listed again, after a gap, at"
+		}
+		fmt.Fprintf(&b, "VIOLATION: %s deleted its copy of %s (uid %s, last resourceVersion %s), %s %s (%s),\n",
+			d.Member, d.Template, d.UID, d.ResourceVersion, seen, rel(d.Observed), d.Observed.UTC().Format(time.RFC3339Nano))
 		fmt.Fprintf(&b, "before it was due: %s (grace %s).\n", v.Why, c.grace)
 	} else {
 		fmt.Fprintf(&b, "VIOLATION: %s stored %s version %q (resourceVersion %s), written between %s and %s (observed %s, %s),\n",

@@ -28,9 +28,12 @@ type memberRecorder struct {
 
 	mu       sync.Mutex
 	segments []*framework.Recorder
-	gaps     []string
-	stop     chan struct{}
-	done     chan struct{}
+	// listed is when each segment's recorder had listed (the first's
+	// is the zero time): a copy gone by then went during the gap before.
+	listed []time.Time
+	gaps   []string
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 func startRecorder(ctx context.Context, template, member string, obj client.Object, dyn dynamic.Interface, c client.Client,
@@ -40,7 +43,7 @@ func startRecorder(ctx context.Context, template, member string, obj client.Obje
 		return nil, err
 	}
 	r := &memberRecorder{template: template, member: member, obj: obj, dyn: dyn, c: c, version: version,
-		segments: []*framework.Recorder{r0}, stop: make(chan struct{}), done: make(chan struct{})}
+		segments: []*framework.Recorder{r0}, listed: []time.Time{{}}, stop: make(chan struct{}), done: make(chan struct{})}
 	go r.watchGaps()
 	return r, nil
 }
@@ -80,6 +83,7 @@ func (r *memberRecorder) watchGaps() {
 			if rerr == nil {
 				r.mu.Lock()
 				r.segments = append(r.segments, next)
+				r.listed = append(r.listed, time.Now())
 				r.gaps = append(r.gaps, fmt.Sprintf("%s %s: relisted after %s (%v)", r.member, r.template, time.Since(began).Round(time.Millisecond), err))
 				r.mu.Unlock()
 				logf("recorder of %s in %s: watch broke (%v); listed again", r.template, r.member, err)
@@ -138,19 +142,47 @@ type removal struct {
 	// later.
 	Observed time.Time
 	UID      string
+	// InGap: the deletion was not delivered but happened while the
+	// recorder's watch was broken (Observed is when it listed again).
+	InGap bool
 	// ResourceVersion is the deleted object's last version.
 	ResourceVersion string
 }
 
 // removals are the deletions r saw.
 func (r *memberRecorder) removals() []removal {
-	var out []removal
+	r.mu.Lock()
+	listed := append([]time.Time(nil), r.listed...)
+	r.mu.Unlock()
+	var segments [][]framework.Version
 	for _, seg := range r.allSegments() {
-		for _, v := range seg.Versions() {
+		segments = append(segments, seg.Versions())
+	}
+	return removalsOf(r.template, r.member, segments, listed)
+}
+
+// removalsOf are the deletions in a recorder's segments: those a watch
+// delivered, and those a relist shows happened in the gap before it (the
+// copy seen last before the gap is absent after it, or there under
+// another UID: a copy taken back must keep its UID), observed no later
+// than the relist, listed[i] for segments[i].
+func removalsOf(template, member string, segments [][]framework.Version, listed []time.Time) []removal {
+	var out []removal
+	var live *unstructured.Unstructured // the copy seen last, nil when none
+	for i, seg := range segments {
+		if i > 0 && live != nil && (len(seg) == 0 || seg[0].Object.GetUID() != live.GetUID()) {
+			out = append(out, removal{Template: template, Member: member, Observed: listed[i], InGap: true,
+				UID: string(live.GetUID()), ResourceVersion: live.GetResourceVersion()})
+		}
+		live = nil
+		for _, v := range seg {
 			if v.Event == watch.Deleted {
-				out = append(out, removal{Template: r.template, Member: r.member, Observed: v.Observed,
+				out = append(out, removal{Template: template, Member: member, Observed: v.Observed,
 					UID: string(v.Object.GetUID()), ResourceVersion: v.Object.GetResourceVersion()})
+				live = nil
+				continue
 			}
+			live = v.Object
 		}
 	}
 	return out
