@@ -107,7 +107,7 @@ func EnsureWork(ctx context.Context, c client.Client, desired *workv1alpha1.Work
 			return "", err
 		}
 	}
-	patch, err := fullIntent(desired, ownerLabel, !manifestsUpToDate(work.Spec, desired.Spec))
+	patch, err := fullIntent(desired, ownerLabel, !manifestsUpToDate(work.Spec, desired.Spec), "")
 	if err != nil {
 		return "", err
 	}
@@ -140,16 +140,8 @@ func adopt(ctx context.Context, c client.Client, work, desired *workv1alpha1.Wor
 	if !gone {
 		return "", refused
 	}
-	patch, err := fullIntent(desired, ownerLabel, true)
+	patch, err := fullIntent(desired, ownerLabel, true, work.ResourceVersion)
 	if err != nil {
-		return "", err
-	}
-	var body map[string]any
-	if err := json.Unmarshal(patch, &body); err != nil {
-		return "", err
-	}
-	body["metadata"].(map[string]any)["resourceVersion"] = work.ResourceVersion
-	if patch, err = json.Marshal(body); err != nil {
 		return "", err
 	}
 	if err := c.Patch(ctx, work, client.RawPatch(types.MergePatchType, patch)); err != nil {
@@ -217,8 +209,9 @@ func writtenForOlderBinding(stored, desired *workv1alpha1.Work) error {
 
 // fullIntent is the merge patch that sets every field the writer of
 // desired owns: owned annotations desired lacks are removed (null); the
-// manifests, and ChangedAtAnnotation with them, when they changed.
-func fullIntent(desired *workv1alpha1.Work, ownerLabel string, manifestsChanged bool) ([]byte, error) {
+// manifests, and ChangedAtAnnotation with them, when they changed. A
+// resourceVersion other than "" makes it apply only to that version.
+func fullIntent(desired *workv1alpha1.Work, ownerLabel string, manifestsChanged bool, resourceVersion string) ([]byte, error) {
 	annotations := map[string]any{}
 	for _, k := range ownedAnnotations {
 		annotations[k] = nil
@@ -244,13 +237,14 @@ func fullIntent(desired *workv1alpha1.Work, ownerLabel string, manifestsChanged 
 		}
 		spec["workload"] = map[string]any{"manifests": manifests}
 	}
-	return json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"labels":      map[string]any{ownerLabel: desired.Labels[ownerLabel]},
-			"annotations": annotations,
-		},
-		"spec": spec,
-	})
+	metadata := map[string]any{
+		"labels":      map[string]any{ownerLabel: desired.Labels[ownerLabel]},
+		"annotations": annotations,
+	}
+	if resourceVersion != "" {
+		metadata["resourceVersion"] = resourceVersion
+	}
+	return json.Marshal(map[string]any{"metadata": metadata, "spec": spec})
 }
 
 // UpToDate reports whether work carries spec and annotations: manifests are
