@@ -11,21 +11,59 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/overrides"
 )
 
 // Claimed is one template a policy claims: its binding, the template as
-// it is now, and its content hash.
+// it is now, its content hash, and what each cluster it is placed on gets
+// of it.
 type Claimed struct {
 	Binding  client.Object
 	Spec     *workv1alpha2.ResourceBindingSpec
 	Template *unstructured.Unstructured
 	Hash     string
+	// Clusters is what each placed cluster gets, by cluster name.
+	Clusters map[string]Render
+}
+
+// Render is what one cluster gets of a template: the template with the
+// override policies that select the cluster applied (before the cluster's
+// share of replicas and the labels every member copy carries), and its
+// content hash. A change of either the template or an override that
+// applies changes the hash: both are a new revision there.
+type Render struct {
+	Object *unstructured.Unstructured
+	Hash   string
+	// Applied are the Work annotations recording the overrides applied
+	// (Karmada's applied-overrides and applied-cluster-overrides).
+	Applied map[string]string
+	// Err says why the overrides cannot be applied; Object is nil then.
+	Err error
+}
+
+// RenderFor is what cluster gets of tpl, whose content hash is hash.
+func RenderFor(tpl *unstructured.Unstructured, hash, cluster string, override overrides.Func) Render {
+	m := tpl.DeepCopy()
+	applied, err := override(m, cluster)
+	if err != nil {
+		return Render{Err: err}
+	}
+	if len(applied) == 0 {
+		// Nothing applied: the template as it is.
+		return Render{Object: m, Hash: hash}
+	}
+	h, err := Hash(m)
+	if err != nil {
+		return Render{Err: err}
+	}
+	return Render{Object: m, Hash: h, Applied: applied}
 }
 
 // ClaimedBy lists the templates the policy (kind "PropagationPolicy" in
-// namespace, or "ClusterPropagationPolicy") claims, by their bindings; a
-// binding being deleted, or whose template is gone, is left out.
-func ClaimedBy(ctx context.Context, c client.Reader, policyKind, namespace, name string) ([]Claimed, error) {
+// namespace, or "ClusterPropagationPolicy") claims, by their bindings, each
+// rendered for its clusters with override; a binding being deleted, or
+// whose template is gone, is left out.
+func ClaimedBy(ctx context.Context, c client.Reader, override overrides.Func, policyKind, namespace, name string) ([]Claimed, error) {
 	var out []Claimed
 	add := func(b client.Object, spec *workv1alpha2.ResourceBindingSpec) error {
 		if !b.GetDeletionTimestamp().IsZero() {
@@ -41,7 +79,11 @@ func ClaimedBy(ctx context.Context, c client.Reader, policyKind, namespace, name
 		if err != nil {
 			return err
 		}
-		out = append(out, Claimed{Binding: b, Spec: spec, Template: tpl, Hash: hash})
+		cl := Claimed{Binding: b, Spec: spec, Template: tpl, Hash: hash, Clusters: map[string]Render{}}
+		for _, t := range spec.Clusters {
+			cl.Clusters[t.Name] = RenderFor(tpl, hash, t.Name, override)
+		}
+		out = append(out, cl)
 		return nil
 	}
 	if policyKind == "PropagationPolicy" {
@@ -90,7 +132,39 @@ func claims(b client.Object, policyKind, namespace, name string) bool {
 	return kind == policyKind && ns == namespace && n == name
 }
 
-// Behind reports whether the claimed templates' content differs from what
+// Changed says whether what cur's clusters get differs from what kept
+// (cur's binding in a kept revision; nil when the revision did not hold
+// it) says they got. A cluster the revision kept is compared by its own
+// hash; one it did not place (placed since, or kept before revisions were
+// kept per cluster) by the template's hash: a new placement alone is no
+// new revision. A cluster whose overrides cannot be applied now is no
+// change (it keeps the last manifest that could be built).
+func Changed(kept *Template, cur Claimed) bool {
+	if kept == nil {
+		return true
+	}
+	if kept.Hash != cur.Hash && len(kept.Clusters) == 0 {
+		return true
+	}
+	for cluster, r := range cur.Clusters {
+		if r.Err != nil {
+			continue
+		}
+		was, ok := kept.For(cluster)
+		if !ok {
+			if kept.Hash != cur.Hash {
+				return true
+			}
+			continue
+		}
+		if was != r.Hash {
+			return true
+		}
+	}
+	return false
+}
+
+// Behind reports whether what the claimed templates send differs from what
 // the Rollout's current revision kept: a change the rollout controller has
 // not taken in yet, so the status is about the content before it. False
 // when no revision is kept to compare with.
@@ -102,7 +176,7 @@ func Behind(ctx context.Context, c client.Reader, ro Rollout, claimed []Claimed)
 	if err := c.Get(ctx, ro.HistoryKey(ro.Status.Revision), cr); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	kept, err := Hashes(cr)
+	kept, err := Templates(cr)
 	if err != nil {
 		return false, err
 	}
@@ -110,7 +184,7 @@ func Behind(ctx context.Context, c client.Reader, ro Rollout, claimed []Claimed)
 		return true, nil
 	}
 	for _, cl := range claimed {
-		if kept[BindingKey(cl.Binding)] != cl.Hash {
+		if Changed(kept[BindingKey(cl.Binding)], cl) {
 			return true, nil
 		}
 	}

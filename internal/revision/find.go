@@ -73,12 +73,13 @@ func Governing(ctx context.Context, c client.Reader, policyKind, namespace, name
 }
 
 // Released says whether the Rollout has released the content with hash
-// (the template's current one) to cluster, going by the stamp the binding
-// carries: the stamp must be this Rollout's and name this content, and the
+// (what cluster gets now: the template with its overrides) to cluster,
+// going by the stamp the binding carries: the stamp must be this Rollout's
+// and name this content for the cluster, and the
 // cluster's released revision must have reached the stamp's.
 func (r Rollout) Released(stamp string, hash, cluster string) bool {
 	s, ok := ParseStamp(stamp)
-	if !ok || s.RolloutUID != string(r.UID()) || s.Hash != hash {
+	if !ok || s.RolloutUID != string(r.UID()) || s.HashFor(cluster) != hash {
 		return false
 	}
 	for _, c := range r.Status.Clusters {

@@ -3,6 +3,8 @@ package revision
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,7 +26,8 @@ type Content struct {
 	Templates []Template `json:"templates"`
 }
 
-// Template is one template as it was at a revision.
+// Template is one template as it was at a revision, and what each cluster
+// it was placed on got of it.
 type Template struct {
 	// Binding is the binding's key: "namespace/name" of a ResourceBinding,
 	// "name" of a ClusterResourceBinding.
@@ -32,6 +35,69 @@ type Template struct {
 	Hash    string `json:"hash"`
 	// Object is the template without its status.
 	Object map[string]any `json:"object"`
+	// Clusters are the clusters it was placed on, sorted, with what each
+	// got. Revisions kept before this field have none.
+	Clusters []Rendered `json:"clusters,omitempty"`
+}
+
+// Rendered is what one cluster got of a template at a revision.
+type Rendered struct {
+	Cluster string `json:"cluster"`
+	// Hash is the content hash of what it got: the template's own when
+	// no override applied.
+	Hash string `json:"hash"`
+	// Object is the template with the cluster's overrides applied,
+	// without its status; absent when it is the template itself.
+	Object map[string]any `json:"object,omitempty"`
+	// Applied are the Work annotations that recorded the overrides.
+	Applied map[string]string `json:"applied,omitempty"`
+}
+
+// NewTemplate is how a revision keeps one claimed template.
+func NewTemplate(cl Claimed) Template {
+	t := Template{Binding: BindingKey(cl.Binding), Hash: cl.Hash, Object: Kept(cl.Template)}
+	for _, c := range slices.Sorted(maps.Keys(cl.Clusters)) {
+		r := cl.Clusters[c]
+		if r.Err != nil {
+			// What it gets cannot be built now: nothing to keep, and no
+			// change to stage (Changed); it keeps its last manifest.
+			continue
+		}
+		kept := Rendered{Cluster: c, Hash: r.Hash, Applied: r.Applied}
+		if r.Hash != cl.Hash {
+			kept.Object = Kept(r.Object)
+		}
+		t.Clusters = append(t.Clusters, kept)
+	}
+	return t
+}
+
+// For is the content hash of what cluster got; ok is false when the
+// revision did not keep it per cluster.
+func (t *Template) For(cluster string) (string, bool) {
+	for _, r := range t.Clusters {
+		if r.Cluster == cluster {
+			return r.Hash, true
+		}
+	}
+	return "", false
+}
+
+// RenderedFor is what cluster got, to be sent again as it was: the
+// object, its hash, the overrides it recorded, and rendered, true when the
+// overrides are in the object already (false: the revision kept no render
+// for the cluster; the template is to be rendered with today's overrides).
+func (t *Template) RenderedFor(cluster string) (obj *unstructured.Unstructured, hash string, applied map[string]string, rendered bool) {
+	for _, r := range t.Clusters {
+		if r.Cluster != cluster {
+			continue
+		}
+		if r.Object != nil {
+			return &unstructured.Unstructured{Object: r.Object}, r.Hash, r.Applied, true
+		}
+		return &unstructured.Unstructured{Object: t.Object}, r.Hash, r.Applied, true
+	}
+	return &unstructured.Unstructured{Object: t.Object}, t.Hash, nil, false
 }
 
 // HistoryKey is where the ControllerRevision of a Rollout's revision is
@@ -79,17 +145,26 @@ func Read(cr *appsv1.ControllerRevision) (Content, error) {
 
 // FromHistory is binding's template as cr kept it; ok is false when the
 // revision did not hold it.
-func FromHistory(cr *appsv1.ControllerRevision, binding string) (*unstructured.Unstructured, string, bool, error) {
+func FromHistory(cr *appsv1.ControllerRevision, binding string) (*Template, bool, error) {
+	kept, err := Templates(cr)
+	if err != nil {
+		return nil, false, err
+	}
+	t, ok := kept[binding]
+	return t, ok, nil
+}
+
+// Templates are the templates cr keeps, by binding key.
+func Templates(cr *appsv1.ControllerRevision) (map[string]*Template, error) {
 	content, err := Read(cr)
 	if err != nil {
-		return nil, "", false, err
+		return nil, err
 	}
-	for _, t := range content.Templates {
-		if t.Binding == binding {
-			return &unstructured.Unstructured{Object: t.Object}, t.Hash, true, nil
-		}
+	out := make(map[string]*Template, len(content.Templates))
+	for i := range content.Templates {
+		out[content.Templates[i].Binding] = &content.Templates[i]
 	}
-	return nil, "", false, nil
+	return out, nil
 }
 
 // Hashes are the content hashes cr keeps, by binding key.

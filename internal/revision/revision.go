@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,28 +57,61 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Stamp is what a binding's rollouts.federator.dev/revision annotation
 // says: the Rollout (by UID) and its revision that took in the content
-// with Hash.
+// with Hash, and, per cluster whose overrides render that content
+// differently, the hash of what the cluster gets (Clusters; a cluster not
+// listed gets the template as it is).
 type Stamp struct {
 	RolloutUID string
 	Revision   int64
 	Hash       string
+	Clusters   map[string]string
 }
 
-// String is the annotation's value.
+// HashFor is the content hash the stamp says cluster gets.
+func (s Stamp) HashFor(cluster string) string {
+	if h, ok := s.Clusters[cluster]; ok {
+		return h
+	}
+	return s.Hash
+}
+
+// String is the annotation's value: "uid/revision/hash", then
+// "/cluster=hash,..." (sorted) when a cluster's overrides change what it
+// gets.
 func (s Stamp) String() string {
-	return s.RolloutUID + "/" + strconv.FormatInt(s.Revision, 10) + "/" + s.Hash
+	out := s.RolloutUID + "/" + strconv.FormatInt(s.Revision, 10) + "/" + s.Hash
+	if len(s.Clusters) == 0 {
+		return out
+	}
+	pairs := make([]string, 0, len(s.Clusters))
+	for c, h := range s.Clusters {
+		pairs = append(pairs, c+"="+h)
+	}
+	slices.Sort(pairs)
+	return out + "/" + strings.Join(pairs, ",")
 }
 
 // ParseStamp reads the annotation's value; ok is false when it cannot be
 // read (then nothing is released on its strength).
 func ParseStamp(v string) (Stamp, bool) {
 	parts := strings.Split(v, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[2] == "" {
+	if len(parts) != 3 && len(parts) != 4 || parts[0] == "" || parts[2] == "" {
 		return Stamp{}, false
 	}
 	n, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || n < 1 {
 		return Stamp{}, false
 	}
-	return Stamp{RolloutUID: parts[0], Revision: n, Hash: parts[2]}, true
+	s := Stamp{RolloutUID: parts[0], Revision: n, Hash: parts[2]}
+	if len(parts) == 4 {
+		s.Clusters = map[string]string{}
+		for _, pair := range strings.Split(parts[3], ",") {
+			c, h, ok := strings.Cut(pair, "=")
+			if !ok || c == "" || h == "" {
+				return Stamp{}, false
+			}
+			s.Clusters[c] = h
+		}
+	}
+	return s, true
 }

@@ -1,6 +1,7 @@
 package revision
 
 import (
+	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,12 +54,27 @@ func TestHashChangesWithContentOnly(t *testing.T) {
 }
 
 func TestStamp(t *testing.T) {
-	s := Stamp{RolloutUID: "u-1", Revision: 4, Hash: "abc"}
-	got, ok := ParseStamp(s.String())
-	if !ok || got != s {
-		t.Fatalf("ParseStamp(%q) = %+v, %v", s.String(), got, ok)
+	for _, s := range []Stamp{
+		{RolloutUID: "u-1", Revision: 4, Hash: "abc"},
+		{RolloutUID: "u-1", Revision: 4, Hash: "abc", Clusters: map[string]string{"member2": "def", "member1": "123"}},
+	} {
+		got, ok := ParseStamp(s.String())
+		if !ok || !reflect.DeepEqual(got, s) {
+			t.Fatalf("ParseStamp(%q) = %+v, %v", s.String(), got, ok)
+		}
+		for cluster, want := range map[string]string{"member1": s.Clusters["member1"], "member3": "abc"} {
+			if want == "" {
+				want = "abc"
+			}
+			if h := got.HashFor(cluster); h != want {
+				t.Errorf("%q: HashFor(%s) = %s, want %s", s.String(), cluster, h, want)
+			}
+		}
 	}
-	for _, bad := range []string{"", "u/0/abc", "u/x/abc", "/1/abc", "u/1/", "u/1/a/b"} {
+	if v := (Stamp{RolloutUID: "u", Revision: 1, Hash: "h", Clusters: map[string]string{"b": "2", "a": "1"}}).String(); v != "u/1/h/a=1,b=2" {
+		t.Errorf("String() = %q, want the clusters sorted", v)
+	}
+	for _, bad := range []string{"", "u/0/abc", "u/x/abc", "/1/abc", "u/1/", "u/1/a/b", "u/1/a/b/c", "u/1/a/m1=", "u/1/a/=h", "u/1/a/m1"} {
 		if _, ok := ParseStamp(bad); ok {
 			t.Errorf("ParseStamp(%q) read a stamp", bad)
 		}

@@ -20,6 +20,7 @@ import (
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/revision"
 	"github.com/federator-dev/federator/pkg/hold"
 )
@@ -110,10 +111,11 @@ func (r *Reconciler) carriedPolicyHolds(ctx context.Context, b view, in *hold.In
 }
 
 // rolloutInput adds the Rollout that governs the policy, if one does: a
-// target is released only when the Rollout took in the template's
-// current content (the binding's stamp names it) and released that
-// revision to the target. The template's content hash goes onto its Works
-// (templateHash), so the rollout controller judges health at this content.
+// target is released only when the Rollout took in what the target gets
+// now, the template with the target's overrides (the binding's stamp names
+// it), and released that revision to the target. That content's hash goes
+// onto the target's Work (workkeys.TemplateHashAnnotation), so the rollout
+// controller judges each cluster's health at it.
 func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, tpl *unstructured.Unstructured,
 	kind, ns, name string, targets []string) (*revision.Rollout, error) {
 	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
@@ -125,34 +127,63 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 		return nil, err
 	}
 	stamp := b.obj.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation]
-	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, TemplateHash: hash}
+	s, stamped := revision.ParseStamp(stamp)
+	stamped = stamped && s.RolloutUID == string(ro.UID())
+	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, Hashes: map[string]string{}}
+	override := r.override()
 	for _, t := range targets {
-		if ro.Released(stamp, hash, t) {
-			in.Rollout.Released[t] = true
+		rendered := revision.RenderFor(tpl, hash, t, override)
+		if rendered.Err != nil {
+			in.Rollout.Waiting[t] = fmt.Sprintf("what it gets cannot be built (%v); it keeps what it has until the override is fixed", rendered.Err)
 			continue
 		}
-		if s, ok := revision.ParseStamp(stamp); !ok || s.Hash != hash || s.RolloutUID != string(ro.UID()) {
-			in.Rollout.Waiting[t] = "the rollout has not taken in this content of the template yet"
-		} else {
+		in.Rollout.Hashes[t] = rendered.Hash
+		switch {
+		case ro.Released(stamp, rendered.Hash, t):
+			in.Rollout.Released[t] = true
+		case !stamped || s.HashFor(t) != rendered.Hash:
+			in.Rollout.Waiting[t] = "the rollout has not taken in what this cluster gets now (the template with its overrides) yet"
+		default:
 			in.Rollout.Waiting[t] = ro.Waiting(t)
 		}
 	}
 	return &ro, nil
 }
 
-// keptTemplate is a template as a revision kept it.
+// override renders what one cluster gets; overrides.Karmada(Client) when
+// no Override is set.
+func (r *Reconciler) override() overrides.Func {
+	if r.Override != nil {
+		return r.Override
+	}
+	return overrides.Karmada(r.Client)
+}
+
+// keptTemplate is what a cluster got of a template at a revision.
 type keptTemplate struct {
 	template *unstructured.Unstructured
 	hash     string
+	// rendered: the overrides the cluster had then are in template
+	// already; overridden records them on the Work. False for a revision
+	// kept before renders were kept per cluster: today's overrides apply.
+	rendered bool
+	applied  map[string]string
 	// origin names the revision and the Rollout: "revision 3 of Rollout
 	// shop/web" (RolledBackAnnotation).
 	origin string
 }
 
-// rolledBack finds, for each target the governing Rollout rolled back, the
-// template as the revision it went back to kept it: that target is
-// released with that content. A revision no longer kept, or one that did
-// not hold the template, keeps the target held and says why.
+// overridden applies nothing more (the overrides are in the kept render)
+// and records the overrides it had.
+func (k keptTemplate) overridden(*unstructured.Unstructured, string) (map[string]string, error) {
+	return k.applied, nil
+}
+
+// rolledBack finds, for each target the governing Rollout rolled back, what
+// the revision it went back to kept for it: the template as it was, with
+// the overrides the target had then. That target is released with exactly
+// that. A revision no longer kept, or one that did not hold the template,
+// keeps the target held and says why.
 func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.Unstructured, in *hold.Input, ro *revision.Rollout,
 	targets []string) (map[string]keptTemplate, error) {
 	if in.Rollout == nil || ro == nil {
@@ -179,7 +210,7 @@ func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.U
 		if err != nil {
 			return nil, err
 		}
-		kept, hash, found, err := revision.FromHistory(cr, revision.BindingKey(b.obj))
+		keptTpl, found, err := revision.FromHistory(cr, revision.BindingKey(b.obj))
 		if err != nil {
 			return nil, err
 		}
@@ -187,10 +218,13 @@ func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.U
 			in.Rollout.Waiting[t] = fmt.Sprintf("rolled back to revision %d, which did not hold this template; it keeps what it has", rev)
 			continue
 		}
+		kept, hash, applied, rendered := keptTpl.RenderedFor(t)
+		kept = kept.DeepCopy()
 		// The template as it is now, with the content it had then.
 		kept.SetUID(tpl.GetUID())
 		kept.SetResourceVersion(tpl.GetResourceVersion())
-		out[t] = keptTemplate{template: kept, hash: hash, origin: fmt.Sprintf("revision %d of %s", rev, ro.String())}
+		out[t] = keptTemplate{template: kept, hash: hash, rendered: rendered, applied: applied,
+			origin: fmt.Sprintf("revision %d of %s", rev, ro.String())}
 		in.Rollout.Released[t] = true
 	}
 	return out, nil

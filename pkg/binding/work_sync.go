@@ -80,10 +80,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		}
 	}
 
-	override := r.Override
-	if override == nil {
-		override = overrides.Karmada(r.Client)
-	}
+	override := r.override()
 	var errs []error
 	var desired []clusterWork
 	wanted := map[string]bool{}
@@ -97,12 +94,17 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		source := tpl
 		var templateHash string
 		if in.Rollout != nil {
-			templateHash = in.Rollout.TemplateHash
+			templateHash = in.Rollout.Hashes[target.Name]
 		}
+		render := override
 		if kept, ok := rolledBack[target.Name]; ok {
 			source, templateHash = kept.template, kept.hash
+			if kept.rendered {
+				// Sent again as it was: its overrides are in it already.
+				render = kept.overridden
+			}
 		}
-		manifest, applied, err := Manifest(source, target, b.spec.Replicas > 0, o, override)
+		manifest, applied, err := Manifest(source, target, b.spec.Replicas > 0, o, render)
 		if err != nil {
 			manifest, applied = overrides.LastGood(last[ns], err)
 			if manifest == nil {

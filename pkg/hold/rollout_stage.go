@@ -16,10 +16,12 @@ type Rollout struct {
 	// Waiting says, per held cluster, what its stage waits for ("stage
 	// 'rest' waits for stage 'canary' to be healthy"); "" when not known.
 	Waiting map[string]string
-	// TemplateHash is the content hash the decision is for
+	// Hashes are, per cluster, the content hash the decision is for: what
+	// the cluster gets, the template with its overrides
 	// (internal/revision); the Works carry it, so the rollout controller
-	// judges each cluster's health at that content.
-	TemplateHash string
+	// judges each cluster's health at that content. Absent for a cluster
+	// whose overrides cannot be applied.
+	Hashes map[string]string
 }
 
 // rolloutStageCheck: a cluster the Rollout has not released the template's

@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +24,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/internal/revision"
 	"github.com/federator-dev/federator/pkg/metrics"
@@ -42,6 +43,9 @@ type Reconciler struct {
 	ClusterScoped bool
 	// Clock is the wall clock when nil.
 	Clock clock.PassiveClock
+	// Override renders what each cluster gets of a template;
+	// overrides.Karmada(Client) when nil.
+	Override overrides.Func
 }
 
 func (r *Reconciler) now() time.Time {
@@ -60,15 +64,39 @@ func (r *Reconciler) newRollout() revision.Rollout {
 	return revision.Rollout{Obj: o, Spec: &o.Spec, Status: &o.Status, Kind: "Rollout"}
 }
 
-// binding is one claimed template: its binding, content hash and targets.
+// binding is one claimed template: its binding, content hash, targets and
+// what each target gets.
 type binding struct {
+	claimed  revision.Claimed
 	obj      client.Object
 	spec     *workv1alpha2.ResourceBindingSpec
 	hash     string
-	template *unstructured.Unstructured
 	stamp    revision.Stamp
 	stamped  bool
 	workName string
+}
+
+// hashFor is the content hash of what cluster gets; "" when its overrides
+// cannot be applied (it is healthy at no content until they can).
+func (b binding) hashFor(cluster string) string {
+	if r, ok := b.claimed.Clusters[cluster]; ok && r.Err == nil {
+		return r.Hash
+	}
+	return ""
+}
+
+// stampFor is the stamp that says rev took in what b's clusters get now.
+func (b binding) stampFor(uid string, rev int64) revision.Stamp {
+	s := revision.Stamp{RolloutUID: uid, Revision: rev, Hash: b.hash}
+	for c, r := range b.claimed.Clusters {
+		if r.Err == nil && r.Hash != b.hash {
+			if s.Clusters == nil {
+				s.Clusters = map[string]string{}
+			}
+			s.Clusters[c] = r.Hash
+		}
+	}
+	return s
 }
 
 // Reconcile takes in a new revision when a template's content changed,
@@ -117,7 +145,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// A new revision when the content differs from what the current one
 	// kept: not from the stamps, which a cache may show a write behind.
-	kept, err := r.keptHashes(ctx, ro, ro.Status.Revision)
+	kept, err := r.keptTemplates(ctx, ro, ro.Status.Revision)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -133,7 +161,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		for _, t := range b.spec.Clusters {
 			placed[t.Name] = true
 		}
-		if kept[revision.BindingKey(b.obj)] != b.hash {
+		if revision.Changed(kept[revision.BindingKey(b.obj)], b.claimed) {
 			changed = true
 		}
 	}
@@ -152,7 +180,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		in.Prior.CurrentStage, in.Prior.SoakStartedAt = "", nil
 		if !in.Initial {
 			events = append(events, Event{Reason: rolloutsv1alpha1.EventReasonRevisionStarted,
-				Message: fmt.Sprintf("revision %d: the content of the templates changed; it starts from the first stage", in.Revision)})
+				Message: fmt.Sprintf("revision %d: what the templates send changed (a template, or an override that applies to it); it starts from the first stage", in.Revision)})
 		}
 	}
 	if d := ro.Spec.ProgressDeadline; d != nil {
@@ -216,8 +244,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// whose stamp names a revision the status has not released anywhere
 	// holds, whatever order the binding controller sees them in.
 	for _, b := range bindings {
-		stamp := revision.Stamp{RolloutUID: string(ro.UID()), Revision: in.Revision, Hash: b.hash}
-		if b.stamped && b.stamp.RolloutUID == stamp.RolloutUID && b.stamp.Hash == b.hash {
+		stamp := b.stampFor(string(ro.UID()), in.Revision)
+		if b.stamped && b.stamp.RolloutUID == stamp.RolloutUID &&
+			b.stamp.Hash == stamp.Hash && maps.Equal(b.stamp.Clusters, stamp.Clusters) {
 			continue
 		}
 		patch := client.MergeFrom(b.obj.DeepCopyObject().(client.Object))
@@ -263,14 +292,18 @@ func policyName(namespace, name string) string {
 // bindingsOf lists the bindings the policy claims, with each template's
 // content hash and the stamp each carries.
 func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name string) ([]binding, error) {
-	claimed, err := revision.ClaimedBy(ctx, r.Client, policyKind, namespace, name)
+	override := r.Override
+	if override == nil {
+		override = overrides.Karmada(r.Client)
+	}
+	claimed, err := revision.ClaimedBy(ctx, r.Client, override, policyKind, namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]binding, 0, len(claimed))
 	for _, c := range claimed {
 		res := c.Spec.Resource
-		b := binding{obj: c.Binding, spec: c.Spec, hash: c.Hash, template: c.Template,
+		b := binding{claimed: c, obj: c.Binding, spec: c.Spec, hash: c.Hash,
 			workName: names.GenerateWorkName(res.Kind, res.Name, res.Namespace)}
 		b.stamp, b.stamped = revision.ParseStamp(c.Binding.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation])
 		out = append(out, b)

@@ -93,7 +93,8 @@ func TestKeepNeverChangesARevisionTheStatusNames(t *testing.T) {
 	}
 	tpl := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment"}}
 	bindings := func(hash string) []binding {
-		return []binding{{obj: &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-deployment"}}, hash: hash, template: tpl}}
+		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-deployment"}}
+		return []binding{{obj: rb, hash: hash, claimed: revision.Claimed{Binding: rb, Template: tpl, Hash: hash}}}
 	}
 	for _, tc := range []struct {
 		name         string

@@ -20,9 +20,9 @@ import (
 // A Rollout's revisions: the content each kept (ControllerRevisions), read
 // back and pruned.
 
-// keptHashes are the content hashes revision rev kept, by binding; nil
-// when it kept none (no revision yet, or its history is gone).
-func (r *Reconciler) keptHashes(ctx context.Context, ro revision.Rollout, rev int64) (map[string]string, error) {
+// keptTemplates are the templates revision rev kept, by binding; nil when
+// it kept none (no revision yet, or its history is gone).
+func (r *Reconciler) keptTemplates(ctx context.Context, ro revision.Rollout, rev int64) (map[string]*revision.Template, error) {
 	if rev == 0 {
 		return nil, nil
 	}
@@ -38,7 +38,7 @@ func (r *Reconciler) keptHashes(ctx context.Context, ro revision.Rollout, rev in
 	if cr.Labels[rolloutsv1alpha1.RolloutUIDLabel] != string(ro.UID()) {
 		return nil, nil
 	}
-	return revision.Hashes(cr)
+	return revision.Templates(cr)
 }
 
 // DefaultRevisionHistoryLimit is spec.revisionHistoryLimit when unset.
@@ -50,8 +50,7 @@ const DefaultRevisionHistoryLimit = 10
 func (r *Reconciler) keep(ctx context.Context, ro revision.Rollout, rev int64, bindings []binding) error {
 	var content revision.Content
 	for _, b := range bindings {
-		content.Templates = append(content.Templates, revision.Template{Binding: revision.BindingKey(b.obj), Hash: b.hash,
-			Object: revision.Kept(b.template)})
+		content.Templates = append(content.Templates, revision.NewTemplate(b.claimed))
 	}
 	cr, err := revision.NewHistory(ro, rev, content)
 	if err != nil {
@@ -78,8 +77,8 @@ func (r *Reconciler) keep(ctx context.Context, ro revision.Rollout, rev int64, b
 	if err := r.fresh().Get(ctx, client.ObjectKeyFromObject(cr), old); err != nil {
 		return err
 	}
-	oldHashes, err := revision.Hashes(old)
-	if err == nil && old.Labels[rolloutsv1alpha1.RolloutUIDLabel] == string(ro.UID()) && maps.Equal(oldHashes, hashesOf(content)) {
+	oldContent, err := revision.Read(old)
+	if err == nil && old.Labels[rolloutsv1alpha1.RolloutUIDLabel] == string(ro.UID()) && sameHashes(oldContent, content) {
 		return nil
 	}
 	stored := r.newRollout()
@@ -100,10 +99,20 @@ func (r *Reconciler) keep(ctx context.Context, ro revision.Rollout, rev int64, b
 	return r.Client.Create(ctx, cr)
 }
 
+// sameHashes says whether a and b keep the same content: the same
+// templates, and the same for each cluster.
+func sameHashes(a, b revision.Content) bool {
+	return maps.Equal(hashesOf(a), hashesOf(b))
+}
+
+// hashesOf are c's content hashes, by binding and by binding and cluster.
 func hashesOf(c revision.Content) map[string]string {
 	out := make(map[string]string, len(c.Templates))
 	for _, t := range c.Templates {
 		out[t.Binding] = t.Hash
+		for _, r := range t.Clusters {
+			out[t.Binding+"@"+r.Cluster] = r.Hash
+		}
 	}
 	return out
 }

@@ -31,7 +31,8 @@ import (
 // current content, the stages' clusters, and the gates a stage waits on.
 
 // health says, per placed cluster, whether every template is healthy there
-// at its current content: the cluster's Work carries that content, is not
+// at its current content: the cluster's Work carries what the cluster gets
+// of it (overrides applied), is not
 // held, is applied at its generation, and the member object is healthy
 // (manifestHealth).
 func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string]bool, map[string]string, error) {
@@ -53,7 +54,7 @@ func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string
 				reason != "" && reason != workkeys.ReasonRolloutStage && heldElsewhere[t.Name] == "" {
 				heldElsewhere[t.Name] = w.Annotations[workkeys.HoldMessageAnnotation]
 			}
-			if workHealthy(w, b.hash) {
+			if workHealthy(w, b.hashFor(t.Name)) {
 				healthy[t.Name] = true
 			} else {
 				unhealthy[t.Name] = true
@@ -67,7 +68,7 @@ func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string
 }
 
 func workHealthy(w *workv1alpha1.Work, hash string) bool {
-	if w.Annotations[workkeys.TemplateHashAnnotation] != hash || ptr.Deref(w.Spec.SuspendDispatching, false) ||
+	if hash == "" || w.Annotations[workkeys.TemplateHashAnnotation] != hash || ptr.Deref(w.Spec.SuspendDispatching, false) ||
 		!w.DeletionTimestamp.IsZero() {
 		return false
 	}

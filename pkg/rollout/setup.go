@@ -5,6 +5,7 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,6 +50,12 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Watches(&workv1alpha2.ClusterResourceBinding{}, handler.EnqueueRequestsFromMapFunc(rolloutsOfBinding(c, clusterScoped))).
 			Watches(&workv1alpha1.Work{}, batch.Handler(rolloutsOfWork(c, clusterScoped), workBatch)).
 			Watches(&gatingv1alpha1.Gate{}, handler.EnqueueRequestsFromMapFunc(allRollouts(c, clusterScoped))).
+			// An override that applies changes what clusters get: a new
+			// revision where it does.
+			Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(allRollouts(c, clusterScoped)),
+				builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(allRollouts(c, clusterScoped)),
+				builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allRollouts(c, clusterScoped)),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, predicate.GenerationChangedPredicate{}))).
 			WithOptions(controller.Options{MaxConcurrentReconciles: max(o.Workers, 1)}).

@@ -31,65 +31,17 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		w = useWorkloadFleet()
 	})
 
-	rollout := func() *rolloutsv1alpha1.Rollout {
-		GinkgoHelper()
-		ro := &rolloutsv1alpha1.Rollout{}
-		Expect(w.hub.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ro)).To(Succeed())
-		return ro
-	}
-	condition := func(ro *rolloutsv1alpha1.Rollout, t string) metav1.ConditionStatus {
-		c := meta.FindStatusCondition(ro.Status.Conditions, t)
-		if c == nil || c.ObservedGeneration != ro.Generation {
-			return ""
-		}
-		return c.Status
-	}
-	completedAt := func(revision int64) {
-		GinkgoHelper()
-		Eventually(func(g Gomega) {
-			ro := rollout()
-			g.Expect(ro.Status.Revision).To(Equal(revision))
-			g.Expect(condition(ro, rolloutsv1alpha1.ConditionCompleted)).To(Equal(metav1.ConditionTrue), "%+v", ro.Status)
-		}, "3m").Should(Succeed())
-	}
+	s := func() stagedRollout { return stagedRollout{w: w, ns: ns, name: name} }
+	rollout := func() *rolloutsv1alpha1.Rollout { GinkgoHelper(); return s().get() }
+	completedAt := func(revision int64) { GinkgoHelper(); s().completedAt(revision) }
+	memberImageIs := func(member, image string) { GinkgoHelper(); s().memberImageIs(member, image) }
 	recorders := map[string]*framework.Recorder{}
-	recordAll := func() {
-		GinkgoHelper()
-		for _, m := range w.f.Members {
-			dyn, err := dynamic.NewForConfig(m.Config)
-			Expect(err).NotTo(HaveOccurred())
-			r, err := framework.Record(ctx, dyn, w.inMembers[m.Name], deploymentRef(ns, name), m.Name)
-			Expect(err).NotTo(HaveOccurred())
-			DeferCleanup(r.Stop)
-			recorders[m.Name] = r
-		}
-	}
-
-	memberImageIs := func(member, image string) {
-		GinkgoHelper()
-		Eventually(func(g Gomega) string {
-			d := &appsv1.Deployment{}
-			g.Expect(w.inMembers[member].Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d)).To(Succeed())
-			return d.Spec.Template.Spec.Containers[0].Image
-		}, "2m").Should(Equal(image), member)
-	}
+	recordAll := func() { GinkgoHelper(); recorders = s().recordMembers() }
 
 	It("takes in what runs as its first revision, then walks a healthy image through three stages in order", func() {
 		Expect(framework.Apply(ctx, w.hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
 		w.placeOnEveryMember("apps/v1", "Deployment", ns, name)
-		Expect(framework.Apply(ctx, w.hub, &rolloutsv1alpha1.Rollout{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "rollouts.federator.dev/v1alpha1", Kind: "Rollout"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: rolloutsv1alpha1.RolloutSpec{
-				PolicyRef:        rolloutsv1alpha1.PolicyReference{Name: name},
-				ProgressDeadline: &metav1.Duration{Duration: 25 * time.Second},
-				Stages: []rolloutsv1alpha1.Stage{
-					{Name: "canary", Clusters: []string{"member1"}},
-					{Name: "second", Clusters: []string{"member2"}},
-					{Name: "last", Clusters: []string{"member3"}},
-				},
-			},
-		}, fieldOwner)).To(Succeed())
+		s().apply("")
 		completedAt(1)
 		for m := range w.inMembers {
 			memberImageIs(m, "nginx:1.25")
@@ -111,12 +63,7 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.26")).To(Succeed())
 		completedAt(2)
 		By("each stage started once, in order, as the Events say")
-		Eventually(func(g Gomega) []string {
-			return rolloutEvents(g, w.hub, ns, name, rolloutsv1alpha1.EventReasonStageStarted)
-		}).Should(ConsistOf(
-			"revision 2: stage 'canary' started (1 of 1 clusters released)",
-			"revision 2: stage 'second' started (1 of 1 clusters released)",
-			"revision 2: stage 'last' started (1 of 1 clusters released)"))
+		s().stagesStarted(2)
 		By("no stored status of revision 2 released a stage before the one before it was healthy")
 		states := framework.JSONPath("{.status.revision} {range .status.clusters[*]}{.name}={.state} {end}")
 		versions := stored(statuses, states)

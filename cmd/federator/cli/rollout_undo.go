@@ -83,7 +83,10 @@ policy claims back on the hub as the Rollout's kept revision had it (by
 default the one before the current). That content is a new revision, and it
 rolls out stage by stage like any other. Undo changes templates on the hub:
 where they come from Git, change them there too, or the next sync brings the
-current content back. Hold annotations on the templates are kept as they are.`,
+current content back. Hold annotations on the templates are kept as they are.
+Undo writes templates only: a revision that changed what clusters get through
+an OverridePolicy or ClusterOverridePolicy is undone by changing that policy
+back, or, for the clusters that got it, by ` + "`federator rollout abort`" + `.`,
 		Example: `  federator rollout undo web -n demo
   federator rollout undo web -n demo --to-revision 3 --dry-run`,
 		Args: exactArgs(1),
@@ -128,7 +131,7 @@ func undoRollout(ctx context.Context, h *hub, out io.Writer, arg string, toRev i
 	if len(content.Templates) == 0 {
 		return fmt.Errorf("%s: revision %d kept no template; nothing to undo", r.ref(), toRev)
 	}
-	var written []string
+	var written, same []string
 	for _, t := range content.Templates {
 		kept := &unstructured.Unstructured{Object: t.Object}
 		live := &unstructured.Unstructured{}
@@ -145,6 +148,13 @@ func undoRollout(ctx context.Context, h *hub, out io.Writer, arg string, toRev i
 			return h.explain(err, "get", ref{kind: kept.GetKind(), namespace: kept.GetNamespace(), name: kept.GetName()})
 		}
 		restored := restoreContent(live, kept)
+		if now, err := revision.Hash(live); err == nil && now == t.Hash {
+			// The template is as the revision had it: what changed since
+			// is in the overrides that apply to it, which undo does not
+			// write.
+			same = append(same, what)
+			continue
+		}
 		if dryRun {
 			written = append(written, what)
 			continue
@@ -154,12 +164,21 @@ func undoRollout(ctx context.Context, h *hub, out io.Writer, arg string, toRev i
 		}
 		written = append(written, what)
 	}
+	if len(written) == 0 && len(same) > 0 {
+		return fmt.Errorf("%s: %s already as revision %d had them: what changed since is in the OverridePolicies or ClusterOverridePolicies that apply to them, "+
+			"and undo writes templates only; change those policies back (the change rolls out as a new revision), or `federator rollout abort %s` to put the clusters that got the current revision back",
+			r.ref(), strings.Join(same, ", "), toRev, r.arg())
+	}
 	verb := "written back"
 	if dryRun {
 		verb = "would be written back (dry run)"
 	}
 	fmt.Fprintf(out, "%s: %s %s as revision %d had them; they roll out as a new revision (`federator rollout status %s` follows it)\n",
 		r.ref(), strings.Join(written, ", "), verb, toRev, r.arg())
+	if len(same) > 0 {
+		fmt.Fprintf(out, "%s: %s already as revision %d had them; overrides changed since are not undone (change those policies back)\n",
+			r.ref(), strings.Join(same, ", "), toRev)
+	}
 	return nil
 }
 

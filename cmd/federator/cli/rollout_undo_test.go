@@ -203,3 +203,47 @@ func TestRolloutStatusWaitsForANewContentToBeTakenIn(t *testing.T) {
 		t.Errorf("status of the content taken in: %v", err)
 	}
 }
+
+// A revision whose templates are as they are now changed what clusters get
+// through overrides: undo, which writes templates only, says so and what
+// to do instead, and writes nothing.
+func TestRolloutUndoOfAnOverrideChangeSaysWhatToDo(t *testing.T) {
+	ro := testRollout(nil, progressingStatus()) // at revision 3
+	h := rolloutsHub(t, ro.DeepCopy())
+	live := deploymentTemplate("nginx:1.26", map[string]string{"team": "now"})
+	if err := h.client.Create(context.Background(), live); err != nil {
+		t.Fatal(err)
+	}
+	before := &unstructured.Unstructured{}
+	before.SetAPIVersion("apps/v1")
+	before.SetKind("Deployment")
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, before); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := revision.Hash(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := revision.NewHistory(revision.Rollout{Obj: ro, Spec: &ro.Spec, Status: &ro.Status, Kind: "Rollout"}, 2,
+		revision.Content{Templates: []revision.Template{{Binding: "demo/web-deployment", Hash: hash, Object: revision.Kept(before)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Create(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = run(t, h, "rollout", "undo", "web", "-n", "demo")
+	want := "Rollout demo/web: Deployment demo/web already as revision 2 had them: what changed since is in the OverridePolicies or ClusterOverridePolicies"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "`federator rollout abort web`") {
+		t.Fatalf("undo: %v, want an error saying %q and what to do", err, want)
+	}
+	after := &unstructured.Unstructured{}
+	after.SetAPIVersion("apps/v1")
+	after.SetKind("Deployment")
+	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.GetResourceVersion() != before.GetResourceVersion() {
+		t.Errorf("the template was written (resourceVersion %s, was %s)", after.GetResourceVersion(), before.GetResourceVersion())
+	}
+}
