@@ -145,7 +145,7 @@ func readRollout(ctx context.Context, h *hub, k rolloutKind, name string) (*roll
 	// controller takes it in, the status is about the content before, and
 	// "completed" would be an answer to the wrong question.
 	ro := revision.Rollout{Obj: r.obj, Spec: r.spec, Status: r.status, Kind: k.kind}
-	claimed, err := revision.ClaimedBy(ctx, h.client, overrides.Karmada(h.client), k.policyKind, namespace, r.spec.PolicyRef.Name)
+	claimed, err := revision.ClaimedBy(ctx, h.client, overrides.Karmada(overrides.ListedOnce(h.client)), k.policyKind, namespace, r.spec.PolicyRef.Name)
 	if err != nil {
 		return nil, err
 	}
