@@ -64,13 +64,10 @@ func (r *Reconciler) newRollout() revision.Rollout {
 	return revision.Rollout{Obj: o, Spec: &o.Spec, Status: &o.Status, Kind: "Rollout"}
 }
 
-// binding is one claimed template: its binding, content hash, targets and
-// what each target gets.
+// binding is one claimed template (its binding, content hash, targets and
+// what each target gets), with the stamp it carries and its Works' name.
 type binding struct {
-	claimed  revision.Claimed
-	obj      client.Object
-	spec     *workv1alpha2.ResourceBindingSpec
-	hash     string
+	revision.Claimed
 	stamp    revision.Stamp
 	stamped  bool
 	workName string
@@ -79,7 +76,7 @@ type binding struct {
 // hashFor is the content hash of what cluster gets; "" when its overrides
 // cannot be applied (it is healthy at no content until they can).
 func (b binding) hashFor(cluster string) string {
-	if r, ok := b.claimed.Clusters[cluster]; ok && r.Err == nil {
+	if r, ok := b.Clusters[cluster]; ok && r.Err == nil {
 		return r.Hash
 	}
 	return ""
@@ -87,9 +84,9 @@ func (b binding) hashFor(cluster string) string {
 
 // stampFor is the stamp that says rev took in what b's clusters get now.
 func (b binding) stampFor(uid string, rev int64) revision.Stamp {
-	s := revision.Stamp{RolloutUID: uid, Revision: rev, Hash: b.hash}
-	for c, r := range b.claimed.Clusters {
-		if r.Err == nil && r.Hash != b.hash {
+	s := revision.Stamp{RolloutUID: uid, Revision: rev, Hash: b.Hash}
+	for c, r := range b.Clusters {
+		if r.Err == nil && r.Hash != b.Hash {
 			if s.Clusters == nil {
 				s.Clusters = map[string]string{}
 			}
@@ -152,16 +149,16 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	placed := map[string]bool{}
 	changed := len(kept) != len(bindings)
 	for _, b := range bindings {
-		if ro.Status.Revision == 0 && meta.FindStatusCondition(bindingConditions(b.obj), workkeys.ConditionScheduled) == nil {
+		if ro.Status.Revision == 0 && meta.FindStatusCondition(bindingConditions(b.Binding), workkeys.ConditionScheduled) == nil {
 			// The first revision is released everywhere at once; it is
 			// taken in once every binding is placed, so a template placed
 			// a moment later is not staged as if it were a change.
 			return ctrl.Result{}, nil
 		}
-		for _, t := range b.spec.Clusters {
+		for _, t := range b.Spec.Clusters {
 			placed[t.Name] = true
 		}
-		if revision.Changed(kept[revision.BindingKey(b.obj)], b.claimed) {
+		if revision.Changed(kept[revision.BindingKey(b.Binding)], b.Claimed) {
 			changed = true
 		}
 	}
@@ -249,14 +246,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			b.stamp.Hash == stamp.Hash && maps.Equal(b.stamp.Clusters, stamp.Clusters) {
 			continue
 		}
-		patch := client.MergeFrom(b.obj.DeepCopyObject().(client.Object))
-		a := b.obj.GetAnnotations()
+		patch := client.MergeFrom(b.Binding.DeepCopyObject().(client.Object))
+		a := b.Binding.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}
 		}
 		a[rolloutsv1alpha1.RevisionAnnotation] = stamp.String()
-		b.obj.SetAnnotations(a)
-		if err := r.Client.Patch(ctx, b.obj, patch); client.IgnoreNotFound(err) != nil {
+		b.Binding.SetAnnotations(a)
+		if err := r.Client.Patch(ctx, b.Binding, patch); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -303,7 +300,7 @@ func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name
 	out := make([]binding, 0, len(claimed))
 	for _, c := range claimed {
 		res := c.Spec.Resource
-		b := binding{claimed: c, obj: c.Binding, spec: c.Spec, hash: c.Hash,
+		b := binding{Claimed: c,
 			workName: names.GenerateWorkName(res.Kind, res.Name, res.Namespace)}
 		b.stamp, b.stamped = revision.ParseStamp(c.Binding.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation])
 		out = append(out, b)

@@ -94,7 +94,7 @@ func TestKeepNeverChangesARevisionTheStatusNames(t *testing.T) {
 	tpl := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment"}}
 	bindings := func(hash string) []binding {
 		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-deployment"}}
-		return []binding{{obj: rb, hash: hash, claimed: revision.Claimed{Binding: rb, Template: tpl, Hash: hash}}}
+		return []binding{{Claimed: revision.Claimed{Binding: rb, Template: tpl, Hash: hash}}}
 	}
 	for _, tc := range []struct {
 		name         string

@@ -50,7 +50,7 @@ const DefaultRevisionHistoryLimit = 10
 func (r *Reconciler) keep(ctx context.Context, ro revision.Rollout, rev int64, bindings []binding) error {
 	var content revision.Content
 	for _, b := range bindings {
-		content.Templates = append(content.Templates, revision.NewTemplate(b.claimed))
+		content.Templates = append(content.Templates, revision.NewTemplate(b.Claimed))
 	}
 	cr, err := revision.NewHistory(ro, rev, content)
 	if err != nil {

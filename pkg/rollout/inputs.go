@@ -40,7 +40,7 @@ func (r *Reconciler) health(ctx context.Context, bindings []binding) (map[string
 	unhealthy := map[string]bool{}
 	heldElsewhere := map[string]string{}
 	for _, b := range bindings {
-		for _, t := range b.spec.Clusters {
+		for _, t := range b.Spec.Clusters {
 			w := &workv1alpha1.Work{}
 			err := r.Client.Get(ctx, client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(t.Name), Name: b.workName}, w)
 			if apierrors.IsNotFound(err) {

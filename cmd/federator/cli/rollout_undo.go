@@ -147,7 +147,6 @@ func undoRollout(ctx context.Context, h *hub, out io.Writer, arg string, toRev i
 			}
 			return h.explain(err, "get", ref{kind: kept.GetKind(), namespace: kept.GetNamespace(), name: kept.GetName()})
 		}
-		restored := restoreContent(live, kept)
 		if now, err := revision.Hash(live); err == nil && now == t.Hash {
 			// The template is as the revision had it: what changed since
 			// is in the overrides that apply to it, which undo does not
@@ -155,6 +154,7 @@ func undoRollout(ctx context.Context, h *hub, out io.Writer, arg string, toRev i
 			same = append(same, what)
 			continue
 		}
+		restored := restoreContent(live, kept)
 		if dryRun {
 			written = append(written, what)
 			continue

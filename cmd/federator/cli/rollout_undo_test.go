@@ -40,7 +40,8 @@ func keptRevision(t *testing.T, ro *rolloutsv1alpha1.Rollout, rev int64, tpl *un
 	return cr
 }
 
-func image(t *testing.T, h *hub) (string, map[string]string) {
+// liveTemplate is Deployment demo/web as the hub stores it.
+func liveTemplate(t *testing.T, h *hub) *unstructured.Unstructured {
 	t.Helper()
 	live := &unstructured.Unstructured{}
 	live.SetAPIVersion("apps/v1")
@@ -48,6 +49,12 @@ func image(t *testing.T, h *hub) (string, map[string]string) {
 	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, live); err != nil {
 		t.Fatal(err)
 	}
+	return live
+}
+
+func image(t *testing.T, h *hub) (string, map[string]string) {
+	t.Helper()
+	live := liveTemplate(t, h)
 	c, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
 	return c[0].(map[string]any)["image"].(string), live.GetAnnotations()
 }
@@ -214,12 +221,7 @@ func TestRolloutUndoOfAnOverrideChangeSaysWhatToDo(t *testing.T) {
 	if err := h.client.Create(context.Background(), live); err != nil {
 		t.Fatal(err)
 	}
-	before := &unstructured.Unstructured{}
-	before.SetAPIVersion("apps/v1")
-	before.SetKind("Deployment")
-	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, before); err != nil {
-		t.Fatal(err)
-	}
+	before := liveTemplate(t, h)
 	hash, err := revision.Hash(before)
 	if err != nil {
 		t.Fatal(err)
@@ -237,12 +239,7 @@ func TestRolloutUndoOfAnOverrideChangeSaysWhatToDo(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "`federator rollout abort web`") {
 		t.Fatalf("undo: %v, want an error saying %q and what to do", err, want)
 	}
-	after := &unstructured.Unstructured{}
-	after.SetAPIVersion("apps/v1")
-	after.SetKind("Deployment")
-	if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, after); err != nil {
-		t.Fatal(err)
-	}
+	after := liveTemplate(t, h)
 	if after.GetResourceVersion() != before.GetResourceVersion() {
 		t.Errorf("the template was written (resourceVersion %s, was %s)", after.GetResourceVersion(), before.GetResourceVersion())
 	}
