@@ -66,22 +66,20 @@ install: build
 # a real version, not v0.0.0-master.
 binaries: $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/kube-controller-manager $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kwok
 
-$(BIN)/kube-apiserver: hack/tools/go.mod
-	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
-
-$(BIN)/kube-controller-manager: hack/tools/go.mod
-	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
-
-$(BIN)/kube-scheduler: hack/tools/go.mod
-	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-scheduler
+# The four Kubernetes programs in one go build: they share most of their
+# packages, and one build compiles those once and links the four side by
+# side (make -j runs it beside etcd's and kwok's builds).
+KUBE_FLEET_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+$(addprefix $(BIN)/,$(KUBE_FLEET_CMDS)) &: hack/tools/go.mod
+	mkdir -p $(BIN)
+	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $(BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_FLEET_CMDS))
 
 $(BIN)/kwok: hack/kwok/go.mod
+	@mkdir -p $(BIN)
 	cd hack/kwok && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
-$(BIN)/kubectl: hack/tools/go.mod
-	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
-
 $(BIN)/etcd: hack/tools/go.mod
+	@mkdir -p $(BIN)
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
 # Node binaries of the kind node image (make kind-image), not of the local
@@ -126,9 +124,22 @@ unit: binaries
 	go test ./apis/... ./config/... ./internal/... ./pkg/... ./cmd/... ./hack/... ./test/framework/... ./test/chaos/ ./test/scale/benchfleet/
 
 # FLEET=kind runs the suite on kind clusters (docs/kind.md); the
-# default is the local fleet, which needs no Docker.
-e2e: binaries build
-	go test ./test/e2e/ -timeout 40m -v -ginkgo.v -ginkgo.no-color
+# default is the local fleet, which needs no Docker. E2E_PROCS Ginkgo
+# processes share the specs, each with a fleet of its own (the suite
+# waits on API servers far more than it computes); E2E_PROCS=1 runs them
+# one after another on one fleet. E2E_ARGS adds Ginkgo flags
+# (--focus '...', --label-filter ...).
+E2E_PROCS ?= 3
+E2E_ARGS ?=
+e2e: binaries build $(BIN)/ginkgo
+	$(BIN)/ginkgo run -procs=$(E2E_PROCS) --timeout=40m -v --no-color --poll-progress-after=5m $(E2E_ARGS) ./test/e2e/
+
+# The Ginkgo CLI, which runs a suite in parallel processes; the version of
+# the library the suites use (go.mod).
+.PHONY: ginkgo
+ginkgo: $(BIN)/ginkgo
+$(BIN)/ginkgo: go.mod go.sum
+	go build -o $@ github.com/onsi/ginkgo/v2/ginkgo
 
 # The ten-minute soak (test/e2e/workloads_soak_test.go, Label "soak"): a
 # workload fleet kept busy through the hub, every Deployment Available and
@@ -138,9 +149,22 @@ e2e: binaries build
 soak: binaries
 	go test ./test/e2e/ -timeout 30m -v -ginkgo.v -ginkgo.no-color -ginkgo.label-filter=soak
 
-# Karmada's own e2e suite (its focus on suspension, propagation, priority
-# and overrides) on a fresh hub and on one with Karmada's CRDs: a contract.
-test: vet unit e2e karmada-e2e soak chaos-short
+# Every test: vet, unit, the e2e suite, Karmada's own e2e suite (its focus
+# on suspension, propagation, priority and overrides) on a fresh hub and on
+# one with Karmada's CRDs (a contract), the soak and the checker's short
+# run, in stages laid out for a 2-core machine (hack/test.sh), then a
+# table of each stage's time.
+test:
+	hack/test.sh
+
+# The loop between commits, once bin/ is built (a few minutes): vet, unit
+# and the e2e suite's smoke specs (Label "smoke": propagation, a hold that
+# never leaks, a staged rollout, a deletion countdown, the CLI). make test
+# before pushing: it runs everything CI runs.
+.PHONY: test-fast
+test-fast: binaries build $(BIN)/ginkgo
+	$(MAKE) vet unit
+	$(MAKE) e2e E2E_ARGS='--label-filter=smoke'
 
 # Benchmarks of the hot pure paths (placement, policy matching, manifests,
 # Work and member write decisions). They print figures, they assert no timing.
@@ -304,11 +328,18 @@ workload-image:
 KARMADA_E2E_POLL_TIMEOUT ?= 120
 KARMADA_E2E_POLL_INTERVAL ?= 1
 .PHONY: karmada-e2e
-karmada-e2e: binaries build $(BIN)/karmada-e2e $(BIN)/karmada-e2e-summary
+# The two runs go side by side, each on its own fleet (the suite waits on
+# its polls far more than it computes); each line says which run it is of.
+karmada-e2e: binaries build karmada-e2e-build
 	export KARMADA_E2E_POLL_TIMEOUT=$(KARMADA_E2E_POLL_TIMEOUT)s KARMADA_E2E_POLL_INTERVAL=$(KARMADA_E2E_POLL_INTERVAL)s; \
-	hack/karmada-e2e.sh --name fresh-hub; a=$$?; \
-	hack/karmada-e2e.sh --hub-crds "$$(cd hack/karmada-e2e && go list -m -f '{{.Dir}}' github.com/karmada-io/karmada)/charts/karmada/_crds/bases"; b=$$?; \
-	exit $$((a | b))
+	set -o pipefail; \
+	(hack/karmada-e2e.sh --name fresh-hub 2>&1 | sed -u 's/^/[fresh-hub] /') & a=$$!; \
+	(hack/karmada-e2e.sh --hub-crds "$$(cd hack/karmada-e2e && go list -m -f '{{.Dir}}' github.com/karmada-io/karmada)/charts/karmada/_crds/bases" 2>&1 | sed -u 's/^/[karmada-crds] /') & b=$$!; \
+	wait $$a; a=$$?; wait $$b; b=$$?; exit $$((a | b))
+
+# The suite's binary alone: `make test` builds it while other stages run.
+.PHONY: karmada-e2e-build
+karmada-e2e-build: $(BIN)/karmada-e2e $(BIN)/karmada-e2e-summary
 
 $(BIN)/karmada-e2e: hack/karmada-e2e/go.mod hack/karmada-e2e/go.sum hack/karmada-e2e/timeouts.sh
 	hack/karmada-e2e/timeouts.sh $(KARMADA_E2E_POLL_TIMEOUT) $(KARMADA_E2E_POLL_INTERVAL) $(BIN)/karmada-e2e-src

@@ -25,7 +25,11 @@ var _ = Describe("the propagation.federator.dev/suspended annotation", func() {
 	}
 	reason := "incident 4711"
 
-	It("suspends every cluster for a policy or for a single template, and resumes when removed", func() {
+	// Serial: with the machine's CPUs shared by parallel fleets, the
+	// resume Event was once sent twice (count 2, where one transition was
+	// made); until the binding controller is proven to send it once under
+	// informer lag (issue 48's lagging checker), this spec runs alone.
+	It("suspends every cluster for a policy or for a single template, and resumes when removed", Serial, func() {
 		const suspended = "DispatchingSuspended: dispatching suspended to every cluster (policy suspend-annotation/web): incident 4711"
 		const resumedReason, resumedMessage = "DispatchingResumed", "dispatching resumed to every cluster (policy suspend-annotation/web)"
 		web := deploymentRef(ns, "web")
