@@ -13,7 +13,7 @@ import (
 var _ = Describe("federator gate and get gates", func() {
 	const ns = "cli-gate"
 
-	It("open a gate for a while through the CLI, which then closes it by itself, and list what it holds", func() {
+	It("open a gate for a while through the CLI, which then closes it by itself, and list what it holds", Label("smoke"), func() {
 		namespace(ns)
 		Expect(apply(`
 apiVersion: gating.federator.dev/v1alpha1

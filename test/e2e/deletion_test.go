@@ -19,7 +19,7 @@ import (
 var _ = Describe("deleting a template while suspended", func() {
 	const ns, name = "deletion", "web"
 
-	It("removes it from every member: deletion is never held", func() {
+	It("removes it from every member: deletion is never held", Label("smoke"), func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
 		propagationPolicy(ns, name, framework.SuspendClusters("member2"))

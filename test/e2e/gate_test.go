@@ -66,7 +66,7 @@ spec:
 `, ns, name, gates)).To(Succeed())
 	}
 
-	It("hold a policy's template on every cluster until approved, and again once the window closes the gate", func() {
+	It("hold a policy's template on every cluster until approved, and again once the window closes the gate", Label("smoke"), func() {
 		const ns = "gate-approval"
 		namespace(ns)
 		Expect(apply(`

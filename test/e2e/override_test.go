@@ -37,7 +37,7 @@ var _ = Describe("override policies", func() {
 		return w.Annotations[key]
 	}
 
-	It("gives the canary cluster another image tag, labels, replicas and config fields per cluster, and follows the policy's changes", func() {
+	It("gives the canary cluster another image tag, labels, replicas and config fields per cluster, and follows the policy's changes", Label("smoke"), func() {
 		const ns, name = "override-canary", "web"
 		propagatedEverywhere(ns, name)
 		config := propagatedConfigMap(ns, "web-config", map[string]string{

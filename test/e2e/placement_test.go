@@ -26,7 +26,7 @@ var _ = Describe("placement", func() {
 		return out
 	}
 
-	It("divides replicas by static weight, and a cluster dropped from placement loses its object", func() {
+	It("divides replicas by static weight, and a cluster dropped from placement loses its object", Label("smoke"), func() {
 		const ns, name = "placement", "web"
 		namespace(ns)
 		mustApply(`

@@ -38,7 +38,7 @@ var _ = Describe("staged rollouts", Ordered, func() {
 	recorders := map[string]*framework.Recorder{}
 	recordAll := func() { GinkgoHelper(); recorders = s().recordMembers() }
 
-	It("takes in what runs as its first revision, then walks a healthy image through three stages in order", func() {
+	It("takes in what runs as its first revision, then walks a healthy image through three stages in order", Label("smoke"), func() {
 		Expect(framework.Apply(ctx, w.hub, framework.NewDeployment(ns, name, "nginx:1.25"), fieldOwner)).To(Succeed())
 		w.placeOnEveryMember("apps/v1", "Deployment", ns, name)
 		s().apply("")

@@ -134,7 +134,7 @@ var _ = Describe("soft deletion", func() {
 		Expect(imagesEverywhere(ns, name)).To(Equal(map[string]string{"member1": "nginx:1.25", "member2": "nginx:1.25", "member3": ""}))
 	})
 
-	It("takes a deletion back when member3 is placed again before the delay ends: same object, unmarked, updated", func() {
+	It("takes a deletion back when member3 is placed again before the delay ends: same object, unmarked, updated", Label("smoke"), func() {
 		const ns, name = "softdel-back", "web"
 		delayedEverywhere(ns, name, "1m")
 		before := &appsv1.Deployment{}

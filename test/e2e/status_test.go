@@ -19,7 +19,7 @@ var _ = Describe("status from members", func() {
 		return d.Status
 	}
 
-	It("flows back to the Work, the binding and the Deployment template, suspended or not", func() {
+	It("flows back to the Work, the binding and the Deployment template, suspended or not", Label("smoke"), func() {
 		bareMembersOnly("the spec reports the members' Deployments ready itself")
 		propagatedEverywhere(ns, name)
 		patchPolicy(ns, name, `{"spec": {"suspension": {"dispatchingOnClusters": {"clusterNames": ["member2"]}}}}`)

@@ -20,7 +20,7 @@ var _ = Describe("suspend dispatching to all clusters", func() {
 	}
 	const suspendedMessage, dispatchingMessage = "Work dispatching is in a suspended state.", "Work is being dispatched to member clusters."
 
-	It("holds a template change from every member and releases it on resume", func() {
+	It("holds a template change from every member and releases it on resume", Label("smoke"), func() {
 		namespace(ns)
 		deployment(ns, name, "nginx:1.25")
 		propagationPolicy(ns, name, nil)

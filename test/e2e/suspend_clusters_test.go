@@ -11,7 +11,7 @@ import (
 var _ = Describe("suspend dispatching to listed clusters", func() {
 	const ns, name = "suspend-clusters", "web"
 
-	It("changes only unlisted clusters, and shrinking the list releases a cluster", func() {
+	It("changes only unlisted clusters, and shrinking the list releases a cluster", Label("smoke"), func() {
 		propagatedEverywhere(ns, name)
 		member2, member3 := recordMember("member2", deploymentRef(ns, name)), recordMember("member3", deploymentRef(ns, name))
 
