@@ -40,12 +40,15 @@ _cpu() {
   echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
 }
 
-# _record NAME START CPU_AT_START STATUS appends the stage's line.
+# _record NAME START CPU_AT_START STATUS [END BUSY TOTAL] appends the
+# stage's line; without END, it ends now.
 _record() {
-  local name=$1 start=$2 cpu0=$3 status=$4 end busy0 total0 busy1 total1 pct
-  end=$(date +%s)
+  local name=$1 start=$2 cpu0=$3 status=$4 end=${5:-} busy0 total0 busy1=${6:-} total1=${7:-} pct
+  if [[ -z $end ]]; then
+    end=$(date +%s)
+    read -r busy1 total1 <<<"$(_cpu)"
+  fi
   read -r busy0 total0 <<<"$cpu0"
-  read -r busy1 total1 <<<"$(_cpu)"
   pct=0
   ((total1 > total0)) && pct=$((100 * (busy1 - busy0) / (total1 - total0)))
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$((start - STAGES_BEGAN))" "$((end - start))" "$pct" "$status" >>"$STAGES_FILE"
@@ -69,7 +72,8 @@ stage_bg() {
   _stage_start[$name]=$(date +%s)
   _stage_cpu[$name]=$(_cpu)
   echo "=== stage $name (in the background, output in $STAGES_DIR/$name.log): $*"
-  "$@" >"$STAGES_DIR/$name.log" 2>&1 &
+  # Its end is noted when it ends, not when it is waited for.
+  ( "$@"; status=$?; echo "$(date +%s) $(_cpu)" >"$STAGES_DIR/$name.end"; exit "$status" ) >"$STAGES_DIR/$name.log" 2>&1 &
   _stage_pid[$name]=$!
 }
 
@@ -80,10 +84,12 @@ stage_wait() {
     [[ -n ${_stage_pid[$name]:-} ]] || continue
     status=0
     wait "${_stage_pid[$name]}" || status=$?
-    _record "$name" "${_stage_start[$name]}" "${_stage_cpu[$name]}" "$status"
+    local ended=()
+    [[ -f $STAGES_DIR/$name.end ]] && read -r -a ended <"$STAGES_DIR/$name.end"
+    _record "$name" "${_stage_start[$name]}" "${_stage_cpu[$name]}" "$status" "${ended[@]}"
     echo "=== stage $name (background) output:"
     cat "$STAGES_DIR/$name.log"
-    echo "=== stage $name: $(_verdict "$status") in $(_minutes $(($(date +%s) - _stage_start[$name])))"
+    echo "=== stage $name: $(_verdict "$status") in $(_minutes $((${ended[0]:-$(date +%s)} - _stage_start[$name])))"
     unset "_stage_pid[$name]"
     ((status == 0)) || failed=1
   done
