@@ -137,8 +137,9 @@ stages_table() {
 _counts() {
   local name=$1 log=$STAGES_DIR/$1.log ok failed
   [[ -f $log ]] || return 0
-  grep -E '^Ran [0-9]+ of [0-9]+ Specs|^(SUCCESS|FAIL)! .*Passed|suite "[^"]*": [0-9]+ passed|^\| (operations|violations) ' "$log" |
-    sed -E 's/^\[([a-z-]+)\] .*(suite "[^"]*": )/\1: \2/' | sed "s/^/  $name: /"
+  grep -E '^Ran [0-9]+ of [0-9]+ Specs|^(SUCCESS|FAIL)! .*Passed|suite "[^"]*": [0-9]+ passed|^seed [0-9]+, [0-9]+ steps in ' "$log" |
+    sed -E -e 's/^\[([a-z-]+)\] .*(suite "[^"]*": )/\1: \2/' \
+      -e 's/^(seed [0-9]+, [0-9]+ steps in [^:]+):.* ([0-9]+ violations).*$/\1: \2/' | sed "s/^/  $name: /"
   ok=$(grep -cE '^ok\s' "$log")
   failed=$(grep -cE '^(FAIL|---\sFAIL)\s' "$log")
   ((ok + failed > 0)) && echo "  $name: go test: $ok packages passed, $failed failed"
