@@ -122,7 +122,7 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 		return nil, nil
 	}
 	slices.Sort(targets)
-	in, _, err := r.holdInput(ctx, b, tpl, clusters.Items, targets)
+	in, _, err := r.holdInput(ctx, b, tpl, clusters.Items, targets, r.passOverride())
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ import (
 // binding carries from that policy, and the gates the policy and the target
 // Clusters list; and the Rollout that governs the policy, if one does.
 func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured,
-	clusters []clusterv1alpha1.Cluster, targets []string) (hold.Input, *revision.Rollout, error) {
+	clusters []clusterv1alpha1.Cluster, targets []string, override overrides.Func) (hold.Input, *revision.Rollout, error) {
 	in := hold.Input{
 		Template: hold.Object{Kind: tpl.GetKind(), Namespace: tpl.GetNamespace(), Name: tpl.GetName(),
 			Annotations: tpl.GetAnnotations()},
@@ -82,7 +82,7 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 			return in, nil, err
 		}
 	}
-	governing, err := r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets)
+	governing, err := r.rolloutInput(ctx, &in, b, tpl, kind, ns, name, targets, override)
 	return in, governing, err
 }
 
@@ -115,9 +115,10 @@ func (r *Reconciler) carriedPolicyHolds(ctx context.Context, b view, in *hold.In
 // now, the template with the target's overrides (the binding's stamp names
 // it), and released that revision to the target. That content's hash goes
 // onto the target's Work (workkeys.TemplateHashAnnotation), so the rollout
-// controller judges each cluster's health at it.
+// controller judges each cluster's health at it. override is the pass's
+// (passOverride): the Work's manifest is rendered from the same reads.
 func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, tpl *unstructured.Unstructured,
-	kind, ns, name string, targets []string) (*revision.Rollout, error) {
+	kind, ns, name string, targets []string, override overrides.Func) (*revision.Rollout, error) {
 	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
 	if err != nil || !ok {
 		return nil, err
@@ -130,7 +131,6 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 	s, stamped := revision.ParseStamp(stamp)
 	stamped = stamped && s.RolloutUID == string(ro.UID())
 	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, Hashes: map[string]string{}}
-	override := r.override()
 	for _, t := range targets {
 		rendered := revision.RenderFor(tpl, hash, t, override)
 		if rendered.Err != nil {
@@ -150,13 +150,16 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 	return &ro, nil
 }
 
-// override renders what one cluster gets; overrides.Karmada(Client) when
-// no Override is set.
-func (r *Reconciler) override() overrides.Func {
+// passOverride renders what one cluster gets, for one pass over a
+// binding: overrides.Karmada over reads kept for the pass
+// (overrides.ListedOnce), so the render a release is decided from and the
+// render the Work carries see the same OverridePolicies and Cluster, even
+// when an edit lands between them; Override when set.
+func (r *Reconciler) passOverride() overrides.Func {
 	if r.Override != nil {
 		return r.Override
 	}
-	return overrides.Karmada(r.Client)
+	return overrides.Karmada(overrides.ListedOnce(r.Client))
 }
 
 // keptTemplate is what a cluster got of a template at a revision.

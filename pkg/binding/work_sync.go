@@ -56,8 +56,10 @@ func (s syncResult) String() string {
 // syncWorks writes the Work of every target, held as decisions say, with
 // the deletion delay in force on its manifest, and deletes the others —
 // unless the delay cannot be read: bad input never deletes.
+// override is the pass's (passOverride), the one the hold input rendered
+// with.
 func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
-	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate) (syncResult, error) {
+	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate, override overrides.Func) (syncResult, error) {
 	res := syncResult{heldBefore: map[string]bool{}}
 	existing, err := worksOf(ctx, r.Client, b)
 	if err != nil {
@@ -80,7 +82,6 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		}
 	}
 
-	override := r.override()
 	var errs []error
 	var desired []clusterWork
 	wanted := map[string]bool{}

@@ -189,7 +189,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 	for _, t := range b.spec.Clusters {
 		targets = append(targets, t.Name)
 	}
-	in, governing, err := r.holdInput(ctx, b, tpl, clusters.Items, targets)
+	override := r.passOverride()
+	in, governing, err := r.holdInput(ctx, b, tpl, clusters.Items, targets, override)
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
@@ -205,7 +206,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 		countdown.Source{Name: in.Policy.String(), Annotations: in.Policy.Annotations}, r.MaxDeletionDelay)
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
-	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack)
+	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack, override)
 	if errors.Is(syncErr, lanes.ErrGaveWay) {
 		// Not a failure to report on the binding: Reconcile retries.
 		return ctrl.Result{}, "", syncErr
