@@ -149,9 +149,10 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 	return held, errors.Join(errs...)
 }
 
-// confirmReleases re-decides, from the claiming policy and the template as
-// the API server has them now (their annotations, the policy's own
-// spec.suspension; a template whose content moved on is a conflict,
+// confirmReleases re-decides, from the claiming policy, the template, the
+// gates and the Clusters' gate annotations as the API server has them now
+// (their annotations, the policy's own spec.suspension, each gate judged
+// by the clock; a template whose content moved on is a conflict,
 // confirmTemplate), every cluster
 // whose Work this pass would release with a new version (a new Work, a
 // held one released, or a changed manifest), and holds those that the
@@ -187,6 +188,9 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 	freshIn.Template.Annotations = freshTpl.GetAnnotations()
 	kind, ns, name := b.policyRef()
 	if emptyPolicy(kind) == nil {
+		if err := r.freshClusterGates(ctx, &freshIn, releasing); err != nil {
+			return err
+		}
 		holdWhatFreshHolds(freshIn, releasing, checks, decisions, desired)
 		return nil
 	}
@@ -215,14 +219,55 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 	spec = policykeys.FoldAliases(spec, policy)
 	freshIn.Policy.Annotations = policy.GetAnnotations()
 	freshIn.Suspension = spec.Suspension
-	if v := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; v != in.Policy.Annotations[gatingv1alpha1.GatesAnnotation] {
-		gates, err := r.resolveGates(ctx, hold.ParseGates(v, ns, in.Policy.String()))
+	freshIn.PolicyGates = nil
+	if v, ok := policy.GetAnnotations()[gatingv1alpha1.GatesAnnotation]; ok {
+		gates, err := r.resolveGatesFrom(ctx, r.APIReader, hold.ParseGates(v, ns, in.Policy.String()))
 		if err != nil {
 			return err
 		}
 		freshIn.PolicyGates = gates
 	}
+	if err := r.freshClusterGates(ctx, &freshIn, releasing); err != nil {
+		return err
+	}
 	holdWhatFreshHolds(freshIn, releasing, checks, decisions, desired)
+	return nil
+}
+
+// freshClusterGates replaces in.ClusterGates of the releasing clusters with
+// the gates their Clusters list on the API server, each judged from the
+// Gate the API server has: a gate closed, or listed on a Cluster, just
+// before a template change holds that change even while the Gate or
+// Cluster informer lags the template's. One listing of the Clusters'
+// metadata (not their status, which carries each member's APIs) and one
+// read per gate listed, only when something new would go out.
+func (r *Reconciler) freshClusterGates(ctx context.Context, in *hold.Input, releasing []string) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(clusterv1alpha1.SchemeGroupVersion.WithKind("ClusterList"))
+	if err := r.APIReader.List(ctx, list); err != nil {
+		return err
+	}
+	annotations := make(map[string]map[string]string, len(list.Items))
+	for i := range list.Items {
+		annotations[list.Items[i].Name] = list.Items[i].Annotations
+	}
+	gates := make(map[string][]hold.Gate, len(in.ClusterGates))
+	for c, g := range in.ClusterGates {
+		gates[c] = g
+	}
+	for _, c := range releasing {
+		delete(gates, c)
+		v, ok := annotations[c][gatingv1alpha1.GatesAnnotation]
+		if !ok {
+			continue
+		}
+		resolved, err := r.resolveGatesFrom(ctx, r.APIReader, hold.ParseGates(v, "", "Cluster "+c))
+		if err != nil {
+			return err
+		}
+		gates[c] = resolved
+	}
+	in.ClusterGates = gates
 	return nil
 }
 

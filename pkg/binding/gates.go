@@ -21,6 +21,12 @@ import (
 // expired request, or a closing window that began while the gate
 // controller was off or behind, as open.
 func (r *Reconciler) resolveGates(ctx context.Context, gates []hold.Gate) ([]hold.Gate, error) {
+	return r.resolveGatesFrom(ctx, r.Client, gates)
+}
+
+// resolveGatesFrom is resolveGates reading the Gates from reader: the API
+// server when a release is confirmed (confirmReleases).
+func (r *Reconciler) resolveGatesFrom(ctx context.Context, reader client.Reader, gates []hold.Gate) ([]hold.Gate, error) {
 	now := r.now()
 	for i := range gates {
 		g := &gates[i]
@@ -29,7 +35,7 @@ func (r *Reconciler) resolveGates(ctx context.Context, gates []hold.Gate) ([]hol
 		}
 		ns, name, _ := strings.Cut(g.Ref, "/")
 		gate := &gatingv1alpha1.Gate{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, gate)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, gate)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
