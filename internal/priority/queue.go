@@ -38,6 +38,7 @@ type Watched[T comparable] struct {
 
 	mu      sync.Mutex
 	name    string
+	queue   priorityqueue.PriorityQueue[T]
 	added   map[T]pendingHold
 	running map[T]*inFlight
 }
@@ -77,10 +78,25 @@ func NewWatched[T comparable]() *Watched[T] {
 // NewQueue is a controller's Options.NewQueue: controller-runtime's
 // priority queue with rateLimiter, seen through w.
 func (w *Watched[T]) NewQueue(name string, rateLimiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
+	q := priorityqueue.New(name, func(o *priorityqueue.Opts[T]) { o.RateLimiter = rateLimiter })
 	w.mu.Lock()
-	w.name = name
+	w.name, w.queue = name, q
 	w.mu.Unlock()
-	return &watchedQueue[T]{PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[T]) { o.RateLimiter = rateLimiter }), w: w}
+	return &watchedQueue[T]{PriorityQueue: q, w: w}
+}
+
+// Later queues item again after d, whatever its reconcile returns: a
+// reconcile that failed is retried with the queue's backoff, which
+// controller-runtime uses instead of the RequeueAfter it returned, and
+// can grow to minutes; Later keeps a time that matters (a gate's window
+// starting) on time. The earlier of the two wins. Nothing before NewQueue.
+func (w *Watched[T]) Later(item T, d time.Duration) {
+	w.mu.Lock()
+	q := w.queue
+	w.mu.Unlock()
+	if q != nil && d > 0 {
+		q.AddWithOpts(priorityqueue.AddOpts{After: d}, item)
+	}
 }
 
 // Turn is the Turn of item's reconcile in flight (lanes.WithTurn); nil

@@ -2,13 +2,19 @@ package binding
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 )
@@ -113,3 +119,42 @@ func TestAGateClosedBeforeAChangeHoldsWhileItsCacheLags(t *testing.T) {
 	}
 }
 
+// A pass that fails for one cluster still comes back when a gate it waits
+// for changes by itself: controller-runtime drops RequeueAfter when a pass
+// returns an error and retries with a backoff that grows to minutes, so a
+// window opening meanwhile was honoured only when the backoff ended.
+func TestAFailedPassComesBackWhenItsGateChanges(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*workv1alpha1.Work); ok && obj.GetNamespace() == "karmada-es-member2" {
+				return apierrors.NewInternalError(errors.New("member2's Work cannot be written"))
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	// Closed by default; a daily window opens it at 11:00.
+	gate := &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "approval"},
+		Spec: gatingv1alpha1.GateSpec{Default: gatingv1alpha1.Closed, Schedules: []gatingv1alpha1.GateSchedule{{Name: "daily",
+			Cron: "0 11 * * *", Duration: metav1.Duration{Duration: 2 * time.Hour}, Action: gatingv1alpha1.ActionOpen}}}}
+	if err := b.hub.Create(ctx, gate); err != nil {
+		t.Fatal(err)
+	}
+	pp := b.policy(t)
+	pp.Annotations = map[string]string{gatingv1alpha1.GatesAnnotation: "approval"}
+	if err := b.hub.Update(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	var asked []time.Duration
+	b.works.requeue = func(_ reconcile.Request, d time.Duration) { asked = append(asked, d) }
+	b.works.Clock = clocktesting.NewFakePassiveClock(stamp("2026-11-23T10:50:00Z"))
+	if _, err := b.works.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err == nil {
+		t.Fatal("the pass succeeded; the test needs member2's Work to fail")
+	}
+	if !held(b.work(t, "member1")) {
+		t.Fatal("member1 not held by the closed gate")
+	}
+	if len(asked) != 1 || asked[0] != 10*time.Minute {
+		t.Errorf("a failed pass asked to come back after %v, want [10m0s] (when the gate's window opens)", asked)
+	}
+}

@@ -60,6 +60,19 @@ type Reconciler struct {
 	// queue, when set, is the controller's queue seen from the hold path:
 	// a pass gives way to hold changes (internal/priority).
 	queue *priority.Watched[reconcile.Request]
+	// requeue, when set, queues a request again after a while whatever
+	// its pass returned; queue.Later when nil.
+	requeue func(reconcile.Request, time.Duration)
+}
+
+// later queues req again after d (requeue, or the controller's queue).
+func (r *Reconciler) later(req reconcile.Request, d time.Duration) {
+	switch {
+	case r.requeue != nil:
+		r.requeue(req, d)
+	case r.queue != nil:
+		r.queue.Later(req, d)
+	}
 }
 
 // Reconcile places the binding, decides what holds each target cluster,
@@ -91,6 +104,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.CatchUp.Decided(key, ticket, decided.generation)
 	}
 	result, err = retry.Quietly(result, err)
+	if err != nil && result.RequeueAfter > 0 {
+		// controller-runtime retries a failed pass with its backoff and
+		// drops RequeueAfter: a gate's window that starts meanwhile would
+		// be honoured only when the backoff (up to minutes) ends.
+		r.later(req, result.RequeueAfter)
+	}
 	if outcome != "" {
 		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "duration", time.Since(start).Round(time.Millisecond).String())
 	}
