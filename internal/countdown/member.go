@@ -100,14 +100,70 @@ func Record(ctx context.Context, hub client.Client, reader client.Reader, t Tomb
 		// this object, or an earlier one of the same name): this one
 		// replaces it.
 		stored.Data, stored.Annotations = cm.Data, cm.Annotations
-		return t, true, hub.Update(ctx, stored)
+		if err := hub.Update(ctx, stored); err != nil {
+			return t, false, err
+		}
+		cm = stored
+	} else if err != nil {
+		return t, false, err
 	}
-	return t, err == nil, err
+	t.StoredUID, t.StoredVersion = cm.UID, cm.ResourceVersion
+	return t, true, nil
 }
 
-// Forget deletes the tombstone of an ended countdown.
-func Forget(ctx context.Context, hub client.Client, t Tombstone) error {
-	return client.IgnoreNotFound(hub.Delete(ctx, t.ConfigMap()))
+// Forget deletes the tombstone of t's countdown, which has ended: the
+// ConfigMap t was read from or written as, by its UID and resourceVersion,
+// never whatever now has its name. A tombstone read from a cache behind,
+// or before its object was placed back and deleted again, names a
+// countdown that is over; the record in its place may be the next
+// countdown's, and deleting that would leave the object marked for ever
+// and its namespace no longer kept. When the ConfigMap has changed since t
+// was read, reader (uncached) reads it again: still t's countdown (a
+// deletion now asked meanwhile), it is deleted as it now is; another's,
+// it is left to that countdown, and that is no error.
+func Forget(ctx context.Context, hub client.Client, reader client.Reader, t Tombstone) error {
+	cm := t.ConfigMap()
+	uid, version := t.StoredUID, t.StoredVersion
+	const tries = 3
+	for try := 0; ; try++ {
+		if try > 0 || (uid == "" && version == "") {
+			stored, err := stillRecords(ctx, reader, t)
+			if stored == nil || err != nil {
+				return err
+			}
+			uid, version = stored.UID, stored.ResourceVersion
+		}
+		pre := client.Preconditions{}
+		if uid != "" {
+			pre.UID = &uid
+		}
+		if version != "" {
+			pre.ResourceVersion = &version
+		}
+		err := hub.Delete(ctx, cm, pre)
+		if !apierrors.IsConflict(err) {
+			return client.IgnoreNotFound(err)
+		}
+		if try == tries-1 {
+			return fmt.Errorf("forget the deletion countdown of %s in %s: tombstone %s/%s changes while it is deleted; retrying: %w",
+				t.Object(), t.Cluster, cm.Namespace, cm.Name, err)
+		}
+	}
+}
+
+// stillRecords reads t's tombstone as stored; nil when none is, or when
+// the one stored records another countdown (another object of the same
+// name, or the same object's next countdown) or cannot be read (a person
+// deletes that one).
+func stillRecords(ctx context.Context, reader client.Reader, t Tombstone) (*corev1.ConfigMap, error) {
+	stored := &corev1.ConfigMap{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(t.ConfigMap()), stored); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if now, err := FromConfigMap(stored); err != nil || now.UID != t.UID || !now.StartedAt.Equal(t.StartedAt) {
+		return nil, nil
+	}
+	return stored, nil
 }
 
 // Announce sends an event about t's countdown to its binding, or to its

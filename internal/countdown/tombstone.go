@@ -45,6 +45,14 @@ type Tombstone struct {
 	Policy  Ref
 	// DeleteNow is when a forced deletion was asked; zero when not.
 	DeleteNow time.Time
+	// StoredUID and StoredVersion are the UID and resourceVersion of the
+	// ConfigMap this tombstone was read from or written as; empty when it
+	// was never stored. Forget deletes that ConfigMap only: the same member
+	// object placed back and deleted again records its next countdown
+	// under the same name, and that record is not an ended countdown's to
+	// delete.
+	StoredUID     types.UID
+	StoredVersion string
 }
 
 // Object names the member object as a person reads it:
@@ -133,8 +141,10 @@ func FromConfigMap(cm *corev1.ConfigMap) (Tombstone, error) {
 	}
 	t := Tombstone{Cluster: d["cluster"], APIVersion: d["apiVersion"], Kind: d["kind"], Namespace: d["namespace"],
 		Name: d["name"], UID: types.UID(d["uid"]), StartedAt: started, Delay: d["delay"],
-		Binding: Ref{d["bindingKind"], d["bindingNamespace"], d["bindingName"]},
-		Policy:  Ref{d["policyKind"], d["policyNamespace"], d["policyName"]}}
+		Binding:       Ref{d["bindingKind"], d["bindingNamespace"], d["bindingName"]},
+		Policy:        Ref{d["policyKind"], d["policyNamespace"], d["policyName"]},
+		StoredUID:     cm.UID,
+		StoredVersion: cm.ResourceVersion}
 	if v, ok := d["dueAt"]; ok {
 		// An unreadable due time is not trusted: the delay, capped, is.
 		t.Due, _ = time.Parse(time.RFC3339, v)

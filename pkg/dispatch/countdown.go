@@ -109,7 +109,7 @@ func (r *WorkReconciler) takenBack(ctx context.Context, manifest *unstructured.U
 
 // cancelled forgets t's countdown and tells why.
 func (r *WorkReconciler) cancelled(ctx context.Context, t countdown.Tombstone) error {
-	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
+	if err := countdown.Forget(ctx, r.Hub, r.tombstones(), t); err != nil {
 		return err
 	}
 	countdown.Announce(ctx, r.Hub, r.Recorder, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled, countdown.TakenBackMessage(t))

@@ -148,10 +148,7 @@ const placedAgainRetry = 2 * time.Second
 // again, read from the API server ("" when none does): the template was
 // created again, or the cluster chosen again, after the countdown began.
 func (r *Reconciler) placedAgain(ctx context.Context, t countdown.Tombstone) (string, error) {
-	reader := r.HubReader
-	if reader == nil {
-		reader = r.Hub
-	}
+	reader := r.fresh()
 	var spec *workv1alpha2.ResourceBindingSpec
 	var meta metav1.Object
 	switch t.Binding.Kind {
@@ -179,7 +176,7 @@ func (r *Reconciler) placedAgain(ctx context.Context, t countdown.Tombstone) (st
 
 // end drops the tombstone and tells why; completed counts a deletion.
 func (r *Reconciler) end(ctx context.Context, t countdown.Tombstone, eventType, reason, message string, completed bool) error {
-	if err := countdown.Forget(ctx, r.Hub, t); err != nil {
+	if err := countdown.Forget(ctx, r.Hub, r.fresh(), t); err != nil {
 		return err
 	}
 	if completed {
@@ -187,4 +184,12 @@ func (r *Reconciler) end(ctx context.Context, t countdown.Tombstone, eventType, 
 	}
 	countdown.Announce(ctx, r.Hub, r.Recorder, t, eventType, reason, message)
 	return nil
+}
+
+// fresh reads the hub uncached.
+func (r *Reconciler) fresh() client.Reader {
+	if r.HubReader == nil {
+		return r.Hub
+	}
+	return r.HubReader
 }

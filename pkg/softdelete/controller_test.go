@@ -215,3 +215,56 @@ func TestADueCountdownWhoseObjectIsPlacedAgainDeletesNothing(t *testing.T) {
 		t.Error("the binding no longer places it on member3, and the due countdown did not delete it")
 	}
 }
+
+// A countdown ended late, from a tombstone cache that has not caught up,
+// leaves the tombstone of the countdown that followed it: the object was
+// placed back (its first countdown taken back) and deleted again (a second
+// countdown, recorded under the same name). The stale tombstone says the
+// first countdown was taken back; forgetting it by name would drop the
+// second one's record, and the object, marked, would never be deleted.
+func TestAStaleTombstoneDoesNotEndTheCountdownThatFollowedIt(t *testing.T) {
+	ctx := context.Background()
+	c := newCountdownTest(t, "10m", nil)
+	// The cache as it was during the first countdown.
+	first := &corev1.ConfigMap{}
+	if err := c.hub.Get(ctx, client.ObjectKeyFromObject(c.tombstone.ConfigMap()), first); err != nil {
+		t.Fatal(err)
+	}
+	stale := fake.NewClientBuilder().WithObjects(first.DeepCopy()).Build()
+
+	// Placed back and deleted again: the member copy marked anew, its new
+	// countdown recorded on the hub.
+	restarted := started.Add(3 * time.Minute)
+	dep := &appsv1.Deployment{}
+	if err := c.member.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Annotations["federator.dev/deletion-timestamp"] = restarted.Format(time.RFC3339)
+	if err := c.member.Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	second := c.tombstone
+	second.StartedAt = restarted
+	if _, created, err := countdown.Record(ctx, c.hub, c.hub, second); err != nil || !created {
+		t.Fatalf("record the second countdown: created %v, %v", created, err)
+	}
+
+	c.clock.Step(time.Minute)
+	r := &Reconciler{Hub: c.hub, Tombstones: stale, Members: staticMembers{"member3": c.member}, Recorder: c.recorder,
+		Clock: c.clock, MaxDelay: countdown.DefaultMaxDelay}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(first)}); err != nil {
+		t.Fatalf("reconcile the stale tombstone: %v", err)
+	}
+	if !c.tombstoneLeft() {
+		t.Fatal("the first countdown's end, read from a stale cache, deleted the second countdown's tombstone: " +
+			"the object keeps its mark and is never deleted")
+	}
+
+	// Once the cache catches up, the second countdown runs to its end.
+	c.clock.Step(12 * time.Minute)
+	c.reconcile(t)
+	if c.memberHasIt() || c.tombstoneLeft() {
+		t.Errorf("after the second countdown's delay: member has it: %v, tombstone left: %v; want neither",
+			c.memberHasIt(), c.tombstoneLeft())
+	}
+}
