@@ -8,6 +8,7 @@ import (
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,6 +25,22 @@ import (
 // the rest is deleted at once.
 func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured,
 	workNamespace, workName string, leaving bool) (string, error) {
+	// Every write below is preconditioned on the copy as read: one changed
+	// meanwhile (taken over by the member's owner, created anew) is read
+	// and judged again, a few times, then left to the Work's next retry.
+	const tries = 3
+	for try := 1; ; try++ {
+		did, err := r.removeManifestAsRead(ctx, member, manifest, workNamespace, workName, leaving)
+		if !apierrors.IsConflict(err) || try == tries {
+			return did, err
+		}
+	}
+}
+
+// removeManifestAsRead is one attempt of removeManifest, against the
+// member copy as it reads it now.
+func (r *WorkReconciler) removeManifestAsRead(ctx context.Context, member client.Client, manifest *unstructured.Unstructured,
+	workNamespace, workName string, leaving bool) (string, error) {
 	existing, err := getMemberObject(ctx, member, manifest)
 	if err != nil || existing == nil || !countdown.IsManagedBy(existing, workNamespace, workName) {
 		return "", err
@@ -35,7 +52,12 @@ func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Clien
 		}
 	}
 	if !delayed {
-		return "deleted", client.IgnoreNotFound(member.Delete(ctx, existing, client.PropagationPolicy("Background")))
+		// Only the copy just judged the Work's, by its UID and
+		// resourceVersion: never one of the same name created since, nor
+		// one its owner took over since.
+		uid, rv := existing.GetUID(), existing.GetResourceVersion()
+		return "deleted", client.IgnoreNotFound(member.Delete(ctx, existing,
+			client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy("Background")))
 	}
 	started, err := countdown.Start(ctx, member, existing, r.now())
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -236,5 +237,48 @@ func TestHeldWorkSaysWhetherTheMemberRunsIt(t *testing.T) {
 	}
 	if dep, err := d.memberDeployment(); err != nil || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.25" {
 		t.Errorf("the held version reached the member: %v %v", dep.Spec.Template.Spec.Containers, err)
+	}
+}
+
+// A Work's deletion deletes only the member copy it read and judged the
+// Work's. One the member's owner takes over between that read and the
+// delete (the hub's label removed) is another object now, and stays.
+func TestWorkDeletionLeavesACopyTakenOverAfterItWasRead(t *testing.T) {
+	ctx := context.Background()
+	w := workFixture(t, false, nil)
+	d := newDispatchTest(t, interceptor.Funcs{}, []client.Object{w})
+	d.reconcile(t, w)
+	if err := d.hub.Delete(ctx, d.work(t, w)); err != nil {
+		t.Fatal(err)
+	}
+	takeOver := func() {
+		dep, err := d.memberDeployment()
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(dep.Labels, "karmada.io/managed")
+		if err := d.member.Update(ctx, dep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mc := d.r.Members.clients[testCluster]
+	mc.client = interceptor.NewClient(d.member.(client.WithWatch), interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if takeOver != nil {
+				takeOver()
+				takeOver = nil
+			}
+			return c.Delete(ctx, obj, opts...)
+		}})
+	d.r.Members.clients[testCluster] = mc
+
+	if _, err := d.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w)}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if _, err := d.memberDeployment(); err != nil {
+		t.Fatalf("the copy taken over after the dispatcher read it is deleted: %v", err)
+	}
+	if err := d.hub.Get(ctx, client.ObjectKeyFromObject(w), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Work is not released: %v", err)
 	}
 }
