@@ -21,7 +21,12 @@ import (
 // back and pruned.
 
 // keptTemplates are the templates revision rev kept, by binding; nil when
-// it kept none (no revision yet, or its history is gone).
+// it kept none (no revision yet, or its history is gone). A revision the
+// cache does not have is read past it: nil starts a new revision, and a
+// cache that has not seen the current one yet (after a restart, its
+// informers reconnecting one by one) would start one for nothing, the
+// canary soaking again and a promote given for the current revision no
+// longer matching.
 func (r *Reconciler) keptTemplates(ctx context.Context, ro revision.Rollout, rev int64) (map[string]*revision.Template, error) {
 	if rev == 0 {
 		return nil, nil
@@ -29,6 +34,9 @@ func (r *Reconciler) keptTemplates(ctx context.Context, ro revision.Rollout, rev
 	cr := &appsv1.ControllerRevision{}
 	key := ro.HistoryKey(rev)
 	err := r.Client.Get(ctx, key, cr)
+	if apierrors.IsNotFound(err) {
+		err = r.fresh().Get(ctx, key, cr)
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
