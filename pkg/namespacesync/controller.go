@@ -2,10 +2,11 @@
 // Karmada's namespace sync controller does: one Work per namespace and
 // cluster, except reserved namespaces, default, kube-* and namespaces
 // labelled namespace.karmada.io/skip-auto-propagation: "true"; the
-// ClusterOverridePolicies that select a namespace apply per cluster. A
-// namespace the hub stops propagating (deleted or skip-labelled) is removed
-// from a member only once nothing of the hub's in it is held or counting
-// down there (Keepers).
+// ClusterOverridePolicies that select a namespace apply per cluster. On
+// the clusters where a policy places a namespace, its binding writes that
+// Work instead (claimed.go). A namespace the hub stops propagating
+// (deleted or skip-labelled) is removed from a member only once nothing of
+// the hub's in it is held or counting down there (Keepers).
 package namespacesync
 
 import (
@@ -61,6 +62,10 @@ type Reconciler struct {
 	// before it went, and only a fresh read is sure to see that record.
 	// Client when nil.
 	Tombstones client.Reader
+	// APIReader confirms, past the cache, that the ClusterResourceBinding
+	// of a namespace Work is gone before namespace sync takes the Work
+	// back (claimed.go); Client when nil.
+	APIReader client.Reader
 	// Recorder sends NamespaceKept and NamespaceReleased; none when nil.
 	Recorder record.EventRecorder
 	// Override applies ClusterOverridePolicies to each cluster's namespace,
@@ -89,14 +94,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if override == nil {
 		override = overrides.Karmada(r.Client)
 	}
+	claim, err := r.claimOf(ctx, ns.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	workName := names.GenerateWorkName("Namespace", ns.Name, "")
 	var errs []error
 	for _, c := range clusters.Items {
 		if !c.DeletionTimestamp.IsZero() {
 			continue
 		}
-		workNamespace := names.GenerateExecutionSpaceName(c.Name)
-		work, err := r.work(ctx, ns, client.ObjectKey{Namespace: workNamespace, Name: workName}, c.Name, override)
+		key := client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(c.Name), Name: workName}
+		if claim.takes(c.Name) {
+			errs = append(errs, r.handOver(ctx, key, ns.Name, claim))
+			continue
+		}
+		if ours, err := r.takeBack(ctx, key, ns.Name, claim); err != nil || !ours {
+			errs = append(errs, err)
+			continue
+		}
+		work, err := r.work(ctx, ns, key, c.Name, override)
 		if work == nil {
 			errs = append(errs, err)
 			continue

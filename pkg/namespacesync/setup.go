@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -26,9 +27,10 @@ type Options struct{}
 
 // SetupWithManager registers the controller: namespaces, every namespace
 // again when a Cluster joins or leaves, the namespaces a
-// ClusterOverridePolicy selects when it changes, and a namespace the hub
-// no longer propagates when a Work or a countdown in it changes (what
-// keeps it in a member may have ended).
+// ClusterOverridePolicy selects when it changes, a namespace when the
+// ClusterResourceBinding of a policy that claims it changes, and a
+// namespace the hub no longer propagates when a Work or a countdown in it
+// changes (what keeps it in a member may have ended).
 func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 	c := mgr.GetClient()
 	tombstones, err := countdown.NewCache(mgr)
@@ -57,6 +59,12 @@ func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 			func(ctx context.Context, o client.Object) []reconcile.Request {
 				return overriddenNamespaces(ctx, c, o)
 			})).
+		// A policy that claims a namespace takes its Works where it
+		// places it, and gives them back when its binding goes.
+		Watches(&workv1alpha2.ClusterResourceBinding{}, handler.EnqueueRequestsFromMapFunc(
+			func(_ context.Context, o client.Object) []reconcile.Request {
+				return claimedNamespace(o)
+			})).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(
 			func(ctx context.Context, o client.Object) []reconcile.Request {
 				return unpropagated(ctx, c, namespacesOfWork(o))
@@ -69,7 +77,17 @@ func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 				}
 				return unpropagated(ctx, c, []string{cm.Data["namespace"]})
 			}))).
-		Complete(&Reconciler{Client: c, Tombstones: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("namespace-sync-controller")})
+		Complete(&Reconciler{Client: c, Tombstones: mgr.GetAPIReader(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("namespace-sync-controller")})
+}
+
+// claimedNamespace is the namespace a ClusterResourceBinding of a
+// Namespace claims; none for a binding of another kind.
+func claimedNamespace(o client.Object) []reconcile.Request {
+	b, ok := o.(*workv1alpha2.ClusterResourceBinding)
+	if !ok || b.Spec.Resource.APIVersion != "v1" || b.Spec.Resource.Kind != "Namespace" || b.Spec.Resource.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: b.Spec.Resource.Name}}}
 }
 
 // manifestNamespaceIndex indexes Works by the namespaces of their objects
