@@ -170,7 +170,12 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			errs = append(errs, err)
 			continue
 		}
-		if err := r.Client.Delete(ctx, &existing[i]); client.IgnoreNotFound(err) != nil {
+		// Deleted only as read (and as carryDelay wrote it): a stored Work
+		// that moved on since the cache read it may lack the deletion
+		// delay this pass saw, and its member copy would go at once. A
+		// conflict is a cache behind, retried quietly.
+		uid, version := existing[i].UID, existing[i].ResourceVersion
+		if err := r.Client.Delete(ctx, &existing[i], client.Preconditions{UID: &uid, ResourceVersion: &version}); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, err)
 		} else {
 			res.deleted++
