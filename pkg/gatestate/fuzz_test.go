@@ -104,7 +104,7 @@ func FuzzGateRequests(f *testing.F) {
 			}
 		}
 
-		e := Evaluate(spec, annotations, nil, now)
+		e := Evaluate(spec, annotations, now)
 		checkEvaluation(t, e, now)
 		if len(e.Problems) != malformed {
 			t.Fatalf("%d malformed requests, %d problems: %q", malformed, len(e.Problems), e.Problems)
@@ -161,7 +161,7 @@ func FuzzGateSchedule(f *testing.F) {
 		}
 		spec := gatingv1alpha1.GateSpec{Default: gatingv1alpha1.Opened, Schedules: []gatingv1alpha1.GateSchedule{s}}
 		sched, err := parseSchedule(s)
-		e := Evaluate(spec, nil, nil, now)
+		e := Evaluate(spec, nil, now)
 		checkEvaluation(t, e, now)
 		if err != nil {
 			fuzztest.Explains(t, err.Error(), "schedule 'window'", "spec.schedules.")

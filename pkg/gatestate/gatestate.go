@@ -1,6 +1,5 @@
 // Package gatestate owns what state a Gate is in at an instant: a pure
-// function of its spec, its request annotations, the request its status
-// says was applied, and the time. The gate controller records the outcome
+// function of its spec, its request annotations and the time. The gate controller records the outcome
 // in the Gate's status for people to read; the binding controller evaluates
 // the same function with its own clock where it holds, so an expired
 // request or a window that has begun holds even while the gate controller
@@ -17,7 +16,6 @@ import (
 	_ "time/tzdata"
 
 	"github.com/robfig/cron/v3"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 )
@@ -35,7 +33,7 @@ const (
 // say.
 const DefaultInterval = time.Minute
 
-// Request is an open or close request, from an annotation or as applied.
+// Request is an open or close request, from an annotation.
 type Request struct {
 	Open bool
 	At   time.Time
@@ -64,19 +62,21 @@ type Evaluation struct {
 	Problems []string
 }
 
-// Evaluate decides a gate's state at now from its spec, its request
-// annotations and the request applied before (from its status; nil when
-// none). The rule, in order:
+// Evaluate decides a gate's state at now from its spec and its request
+// annotations. The rule, in order:
 //
 //  1. The newest well-formed open or close request is in force from its time
 //     until spec.window after it (without a window: until the next schedule
-//     window starts or ends, or for good when the gate has no schedules). A
-//     request older than the one applied before is ignored.
+//     window starts or ends, or for good when the gate has no schedules).
+//     The hub decides the order, not the stamps: every writer replaces the
+//     opposite request, so the request left is the one stored last, and
+//     newest-wins only decides between two requests written together
+//     (`gate open --for`) or by hand.
 //  2. Otherwise a schedule whose window is running decides: close wins over
 //     open when both run. A schedule that cannot be read closes the gate
 //     (fail safe) until it is fixed.
 //  3. Otherwise the gate is in its default state.
-func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, applied *Request, now time.Time) (e Evaluation) {
+func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, now time.Time) (e Evaluation) {
 	interval := DefaultInterval
 	if spec.Interval != nil && spec.Interval.Duration > 0 {
 		interval = spec.Interval.Duration
@@ -107,9 +107,6 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, appli
 	if future != nil {
 		sooner(*future) // a request timed later comes into force then
 	}
-	if req != nil && applied != nil && req.At.Before(applied.At) && !applied.At.After(now) {
-		req = applied
-	}
 	if req != nil {
 		var until *time.Time
 		if spec.Window != nil && spec.Window.Duration > 0 {
@@ -130,7 +127,7 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, appli
 			if until != nil {
 				// Say what happens when the request ends, as the RFC's
 				// "Gate scheduled for closing at ..." does.
-				switch after := Evaluate(spec, nil, nil, *until); {
+				switch after := Evaluate(spec, nil, *until); {
 				case after.Open == req.Open:
 					e.Message += " until " + stamp(*until)
 				case after.Open:
@@ -179,30 +176,14 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, appli
 	return e
 }
 
-// At is the state of gate g at now: Evaluate over its spec, its request
-// annotations and the request its status says was applied. The gate
-// controller and everything that holds on a gate call it alike, so both
-// reach the same verdict at the same instant.
+// At is the state of gate g at now: Evaluate over its spec and its request
+// annotations. The gate controller and everything that holds on a gate
+// call it alike, so both reach the same verdict at the same instant. The
+// request the status says was applied does not count: a request stored
+// after it may carry an earlier stamp (a Date header's second, a hub
+// clock stepped back), and it is still the later one.
 func At(g *gatingv1alpha1.Gate, now time.Time) Evaluation {
-	return Evaluate(g.Spec, g.Annotations, Applied(g.Status), now)
-}
-
-// Applied is the request the status says is in force, nil when none.
-func Applied(s gatingv1alpha1.GateStatus) *Request {
-	if s.RequestedAt == nil {
-		return nil
-	}
-	c := meta.FindStatusCondition(s.Conditions, gatingv1alpha1.ConditionOpened)
-	if c == nil {
-		return nil
-	}
-	switch c.Reason {
-	case gatingv1alpha1.ReasonOpenRequested:
-		return &Request{Open: true, At: s.RequestedAt.Time}
-	case gatingv1alpha1.ReasonCloseRequested:
-		return &Request{Open: false, At: s.RequestedAt.Time}
-	}
-	return nil
+	return Evaluate(g.Spec, g.Annotations, now)
 }
 
 func defaultOpen(spec gatingv1alpha1.GateSpec) bool { return spec.Default == gatingv1alpha1.Opened }

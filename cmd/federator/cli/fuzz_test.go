@@ -70,7 +70,7 @@ func FuzzGateFor(f *testing.F) {
 		if !open {
 			spec.Default = gatingv1alpha1.Opened
 		}
-		if e := gatestate.Evaluate(spec, after, nil, now); e.Open != open {
+		if e := gatestate.Evaluate(spec, after, now); e.Open != open {
 			t.Fatalf("after gate %s %v, the gate is open=%v: %s", action, args[3:], e.Open, e.Message)
 		}
 		flipBack, err := gatestate.RequestTime(opposite, after[opposite])
@@ -79,7 +79,7 @@ func FuzzGateFor(f *testing.F) {
 			if err != nil || !flipBack.Equal(now.Add(dur)) {
 				t.Fatalf("--for=%s: %s = %q reads as %s, %v; want %s", duration, opposite, after[opposite], flipBack, err, now.Add(dur))
 			}
-			if e := gatestate.Evaluate(spec, after, &gatestate.Request{Open: open, At: now}, flipBack); e.Open == open {
+			if e := gatestate.Evaluate(spec, after, flipBack); e.Open == open {
 				t.Fatalf("--for=%s: at %s the gate is still open=%v: %s", duration, flipBack, e.Open, e.Message)
 			}
 		case err == nil && !flipBack.Before(now):
