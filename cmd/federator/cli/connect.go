@@ -140,7 +140,10 @@ type hub struct {
 	kubeconfig kubeconfigChoice
 	// member returns a client for a member cluster (diff only).
 	member func(ctx context.Context, cluster *clusterv1alpha1.Cluster) (client.Client, error)
+	// now is this machine's clock (ages); hubNow is the hub's as of its
+	// latest answer, which stamps requests (false before any answer).
 	now    func() time.Time
+	hubNow func() (time.Time, bool)
 }
 
 // connect builds the hub client the flags describe. It does not call the
@@ -165,6 +168,8 @@ func connect(c connection) (*hub, error) {
 	// A command makes a handful of requests; client-go's 5/s would only
 	// slow down `get rollout --watch` on a large hub.
 	cfg.QPS, cfg.Burst = 50, 100
+	clock := &hubClock{}
+	cfg.Wrap(clock.wrap)
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", choice, err)
@@ -175,7 +180,8 @@ func connect(c connection) (*hub, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", choice, err)
 	}
 	return &hub{client: hubClient, mapper: mapper, namespace: namespace, allNamespaces: c.allNamespaces,
-		config: cfg, host: cfg.Host, kubeconfig: choice, member: memberClient(hubClient), now: time.Now}, nil
+		config: cfg, host: cfg.Host, kubeconfig: choice, member: memberClient(hubClient), now: time.Now,
+		hubNow: clock.now}, nil
 }
 
 // clientConfig is the kubeconfig the flags choose, with the --context

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +12,7 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
@@ -31,10 +31,12 @@ func newGateCommand(connect connector) *cobra.Command {
 		Short: "Open or close a Gate (gating.federator.dev) by request",
 		Long: `Open or close a Gate by writing its request annotation
 (open.gate.federator.dev/requestedAt or close.gate.federator.dev/requestedAt)
-with the time now. With --for, the opposite request is written too, timed
+with the time now by the hub's clock (the Date of its answer; this machine's
+clock does not count). A new request replaces the previous one: the opposite
+request is removed in the same write, so the request in force is the one the
+hub stored last. With --for, the opposite request is written instead, timed
 that long from now, so the gate flips back then (the gate's spec.window, if
-shorter, ends the request first). Without --for, a flip-back still pending
-from an earlier --for is cancelled.`,
+shorter, ends the request first).`,
 		Example: `  federator gate open sre-approval -n demo --for 1h
   federator gate close no-deploy -n ops`,
 	}
@@ -70,46 +72,73 @@ from an earlier --for is cancelled.`,
 	return gate
 }
 
-// requestGate writes an open or close request on the gate name, and, with
-// dur, the opposite request dur later; without, it cancels a pending
-// opposite request timed in the future.
+// requestGate writes an open or close request on the gate name, stamped
+// with the hub's clock, and removes the opposite request or, with dur,
+// writes it dur later: one write, locked to the Gate's resourceVersion, so
+// the request left is the one the hub stored last, whatever the stamps.
 func requestGate(ctx context.Context, h *hub, name string, open bool, dur time.Duration) (string, error) {
 	r := gateRef
 	r.namespace, r.name = h.namespace, name
-	g := &gatingv1alpha1.Gate{}
-	if err := h.client.Get(ctx, client.ObjectKey{Namespace: h.namespace, Name: name}, g); err != nil {
-		return "", h.explain(err, "get", r)
-	}
 	key, opposite, verb, back := gatingv1alpha1.OpenRequestAnnotation, gatingv1alpha1.CloseRequestAnnotation, "open", "closes"
 	if !open {
 		key, opposite, verb, back = gatingv1alpha1.CloseRequestAnnotation, gatingv1alpha1.OpenRequestAnnotation, "close", "opens"
 	}
-	now := h.now().UTC()
-	annotations := map[string]any{key: now.Format(time.RFC3339Nano)}
-	msg := fmt.Sprintf("Gate %s/%s: %s requested at %s", g.Namespace, g.Name, verb, now.Format(time.RFC3339))
-	switch {
-	case dur > 0:
-		until := now.Add(dur)
-		annotations[opposite] = until.Format(time.RFC3339Nano)
-		msg += fmt.Sprintf("; it %s again at %s (--for %s)", back, until.Format(time.RFC3339), dur)
-	default:
-		// Read as the gate controllers read it, so what they would honour
-		// later is what is cancelled now; one timed this very instant too,
-		// as close wins a tie.
-		if at, err := gatestate.RequestTime(opposite, g.Annotations[opposite]); err == nil && !at.Before(now) {
-			annotations[opposite] = nil
-			msg += fmt.Sprintf("; the pending request to flip it back at %s is cancelled", at.UTC().Format(time.RFC3339))
+	var (
+		msg, failed string
+		stamped     time.Time
+	)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		g := &gatingv1alpha1.Gate{}
+		if err := h.client.Get(ctx, client.ObjectKey{Namespace: h.namespace, Name: name}, g); err != nil {
+			failed = "get"
+			return err
 		}
+		// The Date of the answer just read; this machine's clock may be
+		// minutes off the hub's.
+		now, ok := h.hubNow()
+		if !ok {
+			return errNoHubTime
+		}
+		now = now.UTC()
+		stamped = now
+		before := g.DeepCopy()
+		if g.Annotations == nil {
+			g.Annotations = map[string]string{}
+		}
+		g.Annotations[key] = now.Format(time.RFC3339Nano)
+		msg = fmt.Sprintf("Gate %s/%s: %s requested at %s", g.Namespace, g.Name, verb, now.Format(time.RFC3339))
+		switch {
+		case dur > 0:
+			until := now.Add(dur)
+			g.Annotations[opposite] = until.Format(time.RFC3339Nano)
+			msg += fmt.Sprintf("; it %s again at %s (--for %s)", back, until.Format(time.RFC3339), dur)
+		default:
+			// Read as the gate controllers read it, to tell a flip-back
+			// still to come; any opposite request goes, so none can win
+			// against this one by its stamp.
+			if at, err := gatestate.RequestTime(opposite, g.Annotations[opposite]); err == nil && !at.Before(now) {
+				msg += fmt.Sprintf("; the pending request to flip it back at %s is cancelled", at.UTC().Format(time.RFC3339))
+			}
+			delete(g.Annotations, opposite)
+		}
+		failed = "patch"
+		return h.client.Patch(ctx, g, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	})
+	switch {
+	case errors.Is(err, errNoHubTime):
+		return "", fmt.Errorf("%s: the hub at %s answered without a Date header, and gate requests are stamped with the hub's clock, not this machine's: reach the hub directly or through a proxy that keeps the header", r, h.host)
+	case err != nil:
+		return "", h.explain(err, failed, r)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if err != nil {
-		return "", err
+	msg += "; `federator get gates` shows its state once the gate controller has applied it"
+	if skew := h.now().Sub(stamped).Round(time.Second); skew > time.Minute || skew < -time.Minute {
+		msg += fmt.Sprintf(" (times are the hub's clock; this machine's is %s off)", skew)
 	}
-	if err := h.client.Patch(ctx, g, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return "", h.explain(err, "patch", r)
-	}
-	return msg + "; `federator get gates` shows its state once the gate controller has applied it", nil
+	return msg, nil
 }
+
+// errNoHubTime: no answer of the hub has said its time.
+var errNoHubTime = errors.New("no Date header from the hub")
 
 // gateListing is `get gates`: each gate's state, why, until when, its
 // schedules, and what waits for it.

@@ -1,14 +1,21 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
+	"github.com/federator-dev/federator/pkg/gatestate"
 )
 
 func gate(name string, annotations map[string]string) *gatingv1alpha1.Gate {
@@ -44,10 +51,14 @@ func TestGateOpenClose(t *testing.T) {
 			[]string{"gate", "close", "approval"},
 			map[string]string{gatingv1alpha1.CloseRequestAnnotation: nowStamp},
 			"the pending request to flip it back at 2026-03-01T12:30:00Z is cancelled"},
-		{"close keeps a past open request (the newer close wins)", map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-03-01T11:00:00Z"},
+		{"close replaces a past open request: the request in force is the one stored last", map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-03-01T11:00:00Z"},
 			[]string{"gate", "close", "approval"},
-			map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-03-01T11:00:00Z", gatingv1alpha1.CloseRequestAnnotation: nowStamp},
+			map[string]string{gatingv1alpha1.CloseRequestAnnotation: nowStamp},
 			"close requested at"},
+		{"open replaces a close stamped later (by a clock ahead of the hub's)", map[string]string{gatingv1alpha1.CloseRequestAnnotation: "2026-03-01T12:00:30Z"},
+			[]string{"gate", "open", "approval"},
+			map[string]string{gatingv1alpha1.OpenRequestAnnotation: nowStamp},
+			"open requested at"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +80,96 @@ func TestGateOpenClose(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The hub orders and times requests, never the clock of the machine the
+// CLI runs on: testNow is the hub's clock, and the CLI's is off by skew.
+func TestGateRequestsTakeTheHubsClock(t *testing.T) {
+	ahead, behind := 5*time.Minute, -5*time.Minute
+	for _, tc := range []struct {
+		name   string
+		skew   time.Duration
+		before map[string]string
+		// applied is the request in before that the gate controller has
+		// applied (its status), "" for none.
+		applied string
+		args    []string
+		// The gate's state at these hub times after the command.
+		openAt, closedAt []time.Time
+	}{
+		{name: "a CLI 5 minutes fast: close after an open closes at once", skew: ahead,
+			before: map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-03-01T11:00:00Z"},
+			args:   []string{"gate", "close", "approval"}, closedAt: []time.Time{testNow, testNow.Add(time.Minute)}},
+		{name: "a CLI 5 minutes slow: close after an open the hub stamped and applied just before closes, for good", skew: behind,
+			before: map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-03-01T11:59:50.25Z"}, applied: gatingv1alpha1.OpenRequestAnnotation,
+			args: []string{"gate", "close", "approval"}, closedAt: []time.Time{testNow, testNow.Add(24 * time.Hour)}},
+		{name: "a CLI 5 minutes slow: open after a close the hub stamped and applied just before opens", skew: behind,
+			before: map[string]string{gatingv1alpha1.CloseRequestAnnotation: "2026-03-01T11:59:50Z"}, applied: gatingv1alpha1.CloseRequestAnnotation,
+			args: []string{"gate", "open", "approval"}, openAt: []time.Time{testNow, testNow.Add(24 * time.Hour)}},
+		{name: "a CLI 5 minutes fast: open --for 1h ends 1h after the hub's time", skew: ahead,
+			args:   []string{"gate", "open", "approval", "--for", "1h"},
+			openAt: []time.Time{testNow, testNow.Add(time.Hour - time.Second)}, closedAt: []time.Time{testNow.Add(time.Hour)}},
+		{name: "a CLI 5 minutes slow: open --for 1h ends 1h after the hub's time", skew: behind,
+			args:   []string{"gate", "open", "approval", "--for", "1h"},
+			openAt: []time.Time{testNow, testNow.Add(time.Hour - time.Second)}, closedAt: []time.Time{testNow.Add(time.Hour)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gate("approval", tc.before)
+			if tc.applied != "" {
+				// As the gate controller records the request in force.
+				requested, err := gatestate.RequestTime(tc.applied, tc.before[tc.applied])
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.Status.RequestedAt = &metav1.Time{Time: requested}
+				opened := metav1.Condition{Type: gatingv1alpha1.ConditionOpened, Status: metav1.ConditionFalse, Reason: gatingv1alpha1.ReasonCloseRequested}
+				if tc.applied == gatingv1alpha1.OpenRequestAnnotation {
+					opened.Status, opened.Reason = metav1.ConditionTrue, gatingv1alpha1.ReasonOpenRequested
+				}
+				g.Status.Conditions = []metav1.Condition{opened}
+			}
+			h := newTestHub(t, g)
+			h.now = func() time.Time { return testNow.Add(tc.skew) }
+			if _, _, err := run(t, h, tc.args...); err != nil {
+				t.Fatal(err)
+			}
+			g = &gatingv1alpha1.Gate{}
+			if err := h.client.Get(t.Context(), client.ObjectKey{Namespace: "demo", Name: "approval"}, g); err != nil {
+				t.Fatal(err)
+			}
+			for want, times := range map[bool][]time.Time{true: tc.openAt, false: tc.closedAt} {
+				for _, at := range times {
+					if e := gatestate.At(g, at); e.Open != want {
+						t.Errorf("at hub time %s the gate is open=%v (%s), want open=%v; annotations %v",
+							at.Format(time.RFC3339), e.Open, e.Message, want, g.Annotations)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A write that loses a race with another (the Gate's resourceVersion
+// changed since it was read) is made again on the Gate as it is now.
+func TestGateRequestRetriesAConflict(t *testing.T) {
+	h := newTestHub(t, gate("approval", map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-03-01T11:00:00Z"}))
+	conflicts := 0
+	h.client = interceptor.NewClient(h.client.(client.WithWatch), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if conflicts == 0 {
+				conflicts++
+				return apierrors.NewConflict(schema.GroupResource{Group: "gating.federator.dev", Resource: "gates"}, obj.GetName(),
+					errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		}})
+	if _, _, err := run(t, h, "gate", "close", "approval"); err != nil {
+		t.Fatalf("a conflict was not retried: %v", err)
+	}
+	got := gateAnnotations(t, h, "approval")
+	if want := map[string]string{gatingv1alpha1.CloseRequestAnnotation: "2026-03-01T12:00:00Z"}; !maps.Equal(got, want) {
+		t.Errorf("annotations = %v, want %v", got, want)
 	}
 }
 

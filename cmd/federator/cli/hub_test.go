@@ -98,7 +98,7 @@ func newTestHub(t *testing.T, objs ...client.Object) *hub {
 		WithStatusSubresource(&workv1alpha1.Work{}, &workv1alpha2.ResourceBinding{}).Build()
 	return &hub{client: c, mapper: mapper, namespace: "demo", host: "https://hub.test:6443",
 		kubeconfig: kubeconfigChoice{paths: []string{"hub.kubeconfig"}, origin: "--kubeconfig"},
-		now:        func() time.Time { return testNow }}
+		now:        func() time.Time { return testNow }, hubNow: func() (time.Time, bool) { return testNow, true }}
 }
 
 // run runs a rollout command line against h, as a person would type it.
