@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -18,8 +19,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -183,13 +185,14 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		usedSignature = string(mac)
 	}
 
-	key := gatingv1alpha1.OpenRequestAnnotation
+	key, opposite := gatingv1alpha1.OpenRequestAnnotation, gatingv1alpha1.CloseRequestAnnotation
 	if action == gatingv1alpha1.ActionClose {
-		key = gatingv1alpha1.CloseRequestAnnotation
+		key, opposite = opposite, key
 	}
+	// The receiver's clock is the hub's; a signed call's timestamp is the
+	// caller's and only authenticates the call.
 	at := now.UTC().Format(time.RFC3339Nano)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, at)
-	if err := rc.Client.Patch(ctx, g, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	if err := rc.request(ctx, g, key, opposite, at); err != nil {
 		// A call that changed nothing may be sent again as it is.
 		rc.seen.forget(usedSignature)
 		rc.notFoundOrError(w, req, err)
@@ -199,6 +202,34 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		"%s requested at %s by a webhook call from %s", action, at, remoteHost(req))
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = fmt.Fprintf(w, "%s requested at %s\n", action, at)
+}
+
+// conflictBackoff paces the retries of a request write that lost a race:
+// the Gate is read again from the cache, which may lag the write that won.
+var conflictBackoff = wait.Backoff{Steps: 8, Duration: 20 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
+// request writes the request annotation key = at on g and removes the
+// opposite request, in one write locked to g's resourceVersion: the
+// request in force is then the one the hub stored last, whatever a request
+// written before says of its own time (a laptop's clock ahead). A write
+// that loses a race is made again on the gate as it is now.
+func (rc *Receiver) request(ctx context.Context, g *gatingv1alpha1.Gate, key, opposite, at string) error {
+	return retry.OnError(conflictBackoff, apierrors.IsConflict, func() error {
+		before := g.DeepCopy()
+		g.Annotations = maps.Clone(g.Annotations)
+		if g.Annotations == nil {
+			g.Annotations = map[string]string{}
+		}
+		g.Annotations[key] = at
+		delete(g.Annotations, opposite)
+		err := rc.Client.Patch(ctx, g, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			if err := rc.Client.Get(ctx, client.ObjectKeyFromObject(before), g); err != nil {
+				return err
+			}
+		}
+		return err
+	})
 }
 
 func (rc *Receiver) notFoundOrError(w http.ResponseWriter, req *http.Request, err error) {
