@@ -8,6 +8,7 @@ package gatestate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,15 @@ const (
 // DefaultInterval is how often a gate is re-evaluated when its spec does not
 // say.
 const DefaultInterval = time.Minute
+
+// FutureTolerance is how far ahead of the evaluating clock a request may
+// be stamped without the Opened message naming it: the hub's clocks (its
+// API server's, which stamps the CLI's requests, and the controllers')
+// may be that far apart, and a request a second ahead acts a second later
+// without a word. One further ahead (a hand-written time, a writer's clock
+// ahead, or `gate open --for`'s flip-back) is named with when it comes
+// into force, so a person sees why a request made does not act yet.
+const FutureTolerance = 5 * time.Second
 
 // Request is an open or close request, from an annotation.
 type Request struct {
@@ -81,7 +91,13 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, now t
 	if spec.Interval != nil && spec.Interval.Duration > 0 {
 		interval = spec.Interval.Duration
 	}
+	var later []timedLater
 	defer func() {
+		for _, l := range later {
+			if l.at.Sub(now) > FutureTolerance {
+				e.Message += fmt.Sprintf("; %s is timed later: in force from %s", l.key, stamp(l.at))
+			}
+		}
 		e.Next = now.Add(interval)
 		if e.NextChange != nil && e.NextChange.Before(e.Next) {
 			e.Next = *e.NextChange
@@ -102,10 +118,10 @@ func Evaluate(spec gatingv1alpha1.GateSpec, annotations map[string]string, now t
 	}
 
 	// 1. Requests.
-	req, future, problems := newestRequest(annotations, now)
-	e.Problems = problems
-	if future != nil {
-		sooner(*future) // a request timed later comes into force then
+	var req *Request
+	req, later, e.Problems = newestRequest(annotations, now)
+	for _, l := range later {
+		sooner(l.at) // a request timed later comes into force then
 	}
 	if req != nil {
 		var until *time.Time
@@ -190,13 +206,19 @@ func defaultOpen(spec gatingv1alpha1.GateSpec) bool { return spec.Default == gat
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// timedLater is a request annotation timed after now.
+type timedLater struct {
+	key string
+	at  time.Time
+}
+
 // newestRequest is the newest well-formed request among the annotations
-// that is in force at now (timed at or before it), and the time of the
-// earliest one timed later: `federator gate open --for 1h` writes an open
-// request now and a close request an hour on.
-func newestRequest(annotations map[string]string, now time.Time) (*Request, *time.Time, []string) {
+// that is in force at now (timed at or before it), and those timed later,
+// earliest first: `federator gate open --for 1h` writes an open request
+// now and a close request an hour on.
+func newestRequest(annotations map[string]string, now time.Time) (*Request, []timedLater, []string) {
 	var newest *Request
-	var future *time.Time
+	var later []timedLater
 	var problems []string
 	for _, a := range []struct {
 		key  string
@@ -212,9 +234,7 @@ func newestRequest(annotations map[string]string, now time.Time) (*Request, *tim
 			continue
 		}
 		if at.After(now) {
-			if future == nil || at.Before(*future) {
-				future = &at
-			}
+			later = append(later, timedLater{a.key, at})
 			continue
 		}
 		// On a tie, close wins: the safe side.
@@ -222,7 +242,8 @@ func newestRequest(annotations map[string]string, now time.Time) (*Request, *tim
 			newest = &Request{Open: a.open, At: at}
 		}
 	}
-	return newest, future, problems
+	slices.SortStableFunc(later, func(a, b timedLater) int { return a.at.Compare(b.at) })
+	return newest, later, problems
 }
 
 // RequestTime reads the value of a request annotation (key, for the

@@ -134,6 +134,40 @@ func TestAtTheRequestStoredLastIsInForce(t *testing.T) {
 	}
 }
 
+// A request timed later than the clock that evaluates it is not in force
+// yet; the gate's Opened message names it and when it comes into force, so
+// a person sees why a request made does not act (a hand-written time, or a
+// writer's clock ahead). Within FutureTolerance (clocks of the hub a
+// second or two apart) it is not worth a word.
+func TestFutureRequestsAreNamed(t *testing.T) {
+	const now = "2026-11-23T12:00:00Z"
+	closed := gatingv1alpha1.GateSpec{Default: "closed"}
+	for _, tc := range []struct {
+		name     string
+		ann      map[string]string
+		wantOpen bool
+		wantMsg  string // the whole message
+	}{
+		{name: "an open request stamped in the future",
+			ann:     map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-11-23T12:05:00Z"},
+			wantMsg: "Gate closed by default; open.gate.federator.dev/requestedAt is timed later: in force from 2026-11-23T12:05:00Z"},
+		{name: "gate open --for 1h: the close request to come",
+			ann: map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-11-23T11:00:00Z",
+				gatingv1alpha1.CloseRequestAnnotation: "2026-11-23T13:00:00Z"},
+			wantOpen: true, wantMsg: "Gate open requested; close.gate.federator.dev/requestedAt is timed later: in force from 2026-11-23T13:00:00Z"},
+		{name: "a request a second ahead (the hub's clocks apart) is not worth a word",
+			ann:     map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-11-23T12:00:01Z"},
+			wantMsg: "Gate closed by default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Evaluate(closed, tc.ann, at(now))
+			if e.Open != tc.wantOpen || e.Message != tc.wantMsg {
+				t.Errorf("open=%v %q; want open=%v %q", e.Open, e.Message, tc.wantOpen, tc.wantMsg)
+			}
+		})
+	}
+}
+
 // A daily 09:00 maintenance window follows local time across the
 // daylight-saving change, in two zones that change on different days.
 func TestEvaluateAcrossDaylightSaving(t *testing.T) {
