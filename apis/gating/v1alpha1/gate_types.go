@@ -17,10 +17,14 @@ const (
 	// policy's own namespace) or "namespace/name".
 	GatesAnnotation = "gating.federator.dev/gates"
 	// OpenRequestAnnotation on a Gate asks it to open; the value is the time
-	// of the request (RFC 3339).
+	// of the request (RFC 3339) by the hub's clock. Federator's writers
+	// remove the close request in the same write: the request in force is
+	// the one the hub stored last.
 	OpenRequestAnnotation = "open.gate.federator.dev/requestedAt"
 	// CloseRequestAnnotation on a Gate asks it to close; the value is the
-	// time of the request (RFC 3339).
+	// time of the request (RFC 3339) by the hub's clock. Federator's writers
+	// remove the open request in the same write, except that `gate open
+	// --for` writes the close request to come.
 	CloseRequestAnnotation = "close.gate.federator.dev/requestedAt"
 )
 
