@@ -47,9 +47,10 @@ var fuzzScheme = policy.NewScheme()
 
 // FuzzWebhookCall: a call to the gate webhook with any body and any
 // credentials. It opens the gate only with the gate's token as bearer, or
-// with the HMAC-SHA256 of "<timestamp>.<body>" keyed by the token and a
-// timestamp within MaxSkew, and then only once; a correctly signed, timely
-// call is accepted. A refused call writes nothing and says why.
+// with the HMAC-SHA256 of "<timestamp>.POST.<path>.<body>" keyed by the
+// token and a timestamp within MaxSkew, and then only once; a correctly
+// signed, timely call is accepted. A refused call writes nothing and says
+// why.
 func FuzzWebhookCall(f *testing.F) {
 	const token = "s3cret"
 	now := strconv.FormatInt(receiverNow.Unix(), 10)
@@ -68,7 +69,7 @@ func FuzzWebhookCall(f *testing.F) {
 		}
 		c := fake.NewClientBuilder().WithScheme(fuzzScheme).WithObjects(hookedGate(token)...).Build()
 		rc := &Receiver{Client: c, Secrets: c, Recorder: record.NewFakeRecorder(10), Clock: clocktesting.NewFakePassiveClock(receiverNow)}
-		rightMAC := sign([]byte(token), timestamp, body)
+		rightMAC := sign([]byte(token), signedText(timestamp, "POST", "/hooks/gates/ops/approval/open", body))
 		if signRight {
 			signature = hex.EncodeToString(rightMAC)
 		}

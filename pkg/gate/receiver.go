@@ -38,8 +38,11 @@ import (
 // A call is authenticated against the `token` key of the Secret the gate's
 // spec.secretRef names, either as `Authorization: Bearer <token>` or signed:
 // `X-Signature-Timestamp: <unix seconds>` and `X-Signature-256:
-// sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" keyed by the token>`,
-// compared in constant time. A signed call is refused when its timestamp is
+// sha256=<hex HMAC-SHA256 of "<timestamp>.<method>.<path>.<body>" keyed by
+// the token>` (see signedText), compared in constant time. The method and path
+// are signed because the path names the gate and the action: a captured
+// close is then no open, nor a call to another gate whose secretRef names
+// the same Secret. A signed call is refused when its timestamp is
 // more than MaxSkew from the receiver's clock, or when its signature was
 // accepted before (a replay): signatures are remembered until their
 // timestamp is too old to pass, and calls signed before the receiver began
@@ -74,8 +77,7 @@ type Receiver struct {
 // MaxBody bounds the body a call may send.
 const MaxBody = 64 << 10
 
-// SignatureHeader carries the HMAC-SHA256 signature of
-// "<TimestampHeader value>.<body>".
+// SignatureHeader carries the HMAC-SHA256 signature of signedText.
 const SignatureHeader = "X-Signature-256"
 
 // TimestampHeader carries when a signed call was made, in Unix seconds; it
@@ -166,9 +168,9 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 	default:
 		mac, ok := signatureOf(signature)
-		if !ok || !hmac.Equal(mac, sign(token, req.Header.Get(TimestampHeader), body)) {
-			http.Error(w, fmt.Sprintf("unauthorized: %s does not match: sign \"<%s>.<body>\" with HMAC-SHA256 keyed by the token",
-				SignatureHeader, TimestampHeader), http.StatusUnauthorized)
+		if !ok || !hmac.Equal(mac, sign(token, signedText(req.Header.Get(TimestampHeader), req.Method, callPath(ns, name, action), body))) {
+			http.Error(w, fmt.Sprintf("unauthorized: %s does not match: sign \"<%s>.%s.%s.<body>\" with HMAC-SHA256 keyed by the token (the method and path of this call: a signature is good for one gate and action only)",
+				SignatureHeader, TimestampHeader, req.Method, callPath(ns, name, action)), http.StatusUnauthorized)
 			return
 		}
 		switch rc.seen.claim(string(mac), signedAt.Add(MaxSkew), now) {
@@ -245,7 +247,7 @@ func (rc *Receiver) notFoundOrError(w http.ResponseWriter, req *http.Request, er
 // with it: missing, unreadable, or more than MaxSkew from now.
 func signatureTime(value string, now time.Time) (time.Time, string) {
 	if value == "" {
-		return time.Time{}, fmt.Sprintf("a signed call needs %s: the Unix time of the call in seconds (date +%%s), signed with the body", TimestampHeader)
+		return time.Time{}, fmt.Sprintf("a signed call needs %s: the Unix time of the call in seconds (date +%%s), signed with the method, path and body", TimestampHeader)
 	}
 	secs, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
 	if err != nil {
@@ -282,12 +284,31 @@ func signatureOf(value string) ([]byte, bool) {
 	return mac, err == nil && len(mac) == sha256.Size
 }
 
-// sign is the HMAC-SHA256 of "<timestamp>.<body>" keyed by key.
-func sign(key []byte, timestamp string, body []byte) []byte {
+// signedText is what a signed call signs: "<timestamp>.<method>.<path>.<body>",
+// the X-Signature-Timestamp value as sent, the method (POST), the request
+// path as the receiver serves it (/hooks/gates/<namespace>/<name>/<open or
+// close>, no query) and the body as sent, joined by dots. The path names the
+// gate and the action, so a signature is good for that one call only.
+func signedText(timestamp, method, path string, body []byte) []byte {
+	s := make([]byte, 0, len(timestamp)+len(method)+len(path)+len(body)+3)
+	s = append(s, timestamp...)
+	s = append(s, '.')
+	s = append(s, method...)
+	s = append(s, '.')
+	s = append(s, path...)
+	s = append(s, '.')
+	return append(s, body...)
+}
+
+// callPath is the path of the call that opens or closes gate namespace/name.
+func callPath(namespace, name, action string) string {
+	return hooksPrefix + namespace + "/" + name + "/" + action
+}
+
+// sign is the HMAC-SHA256 of signed keyed by key.
+func sign(key, signed []byte) []byte {
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(timestamp))
-	mac.Write([]byte("."))
-	mac.Write(body)
+	mac.Write(signed)
 	return mac.Sum(nil)
 }
 

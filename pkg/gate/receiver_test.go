@@ -26,14 +26,20 @@ import (
 	"github.com/federator-dev/federator/internal/fixture"
 )
 
-// signed is the headers of a call signed at timestamp (Unix seconds), as
-// the curl and openssl example of docs/guides/approvals-and-windows.md
-// makes them.
-func signed(body, key string, timestamp int64) map[string]string {
+// signedFor is the headers of a call POSTed to path, signed at timestamp
+// (Unix seconds), as the curl and openssl example of
+// docs/guides/approvals-and-windows.md makes them.
+func signedFor(path, body, key string, timestamp int64) map[string]string {
 	ts := strconv.FormatInt(timestamp, 10)
 	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write([]byte(ts + "." + body))
+	mac.Write([]byte(ts + ".POST." + path + "." + body))
 	return map[string]string{"X-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)), "X-Signature-Timestamp": ts}
+}
+
+// signed is the headers of a call that opens ops/approval, signed at
+// timestamp.
+func signed(body, key string, timestamp int64) map[string]string {
+	return signedFor("/hooks/gates/ops/approval/open", body, key, timestamp)
 }
 
 // hookedGate is the gate ops/approval with the Secret ops/hook its
@@ -63,7 +69,7 @@ func TestReceiver(t *testing.T) {
 		{"a good bearer token opens", "POST", "/hooks/gates/ops/approval/open", "", map[string]string{"Authorization": "Bearer " + token},
 			http.StatusAccepted, gatingv1alpha1.OpenRequestAnnotation},
 		{"a good HMAC signature closes", "POST", "/hooks/gates/ops/approval/close", `{"why":"incident"}`,
-			signed(`{"why":"incident"}`, token, receiverNow.Unix()), http.StatusAccepted, gatingv1alpha1.CloseRequestAnnotation},
+			signedFor("/hooks/gates/ops/approval/close", `{"why":"incident"}`, token, receiverNow.Unix()), http.StatusAccepted, gatingv1alpha1.CloseRequestAnnotation},
 		{"a signature of another body is refused", "POST", "/hooks/gates/ops/approval/open", `{"a":1}`,
 			map[string]string{"X-Signature-256": signed(`{"a":2}`, token, receiverNow.Unix())["X-Signature-256"],
 				"X-Signature-Timestamp": strconv.FormatInt(receiverNow.Unix(), 10)}, http.StatusUnauthorized, ""},
@@ -273,5 +279,58 @@ func TestSeenSignaturesAreBoundedAndPrunedByAge(t *testing.T) {
 	latest := later.Add(MaxSkew)
 	if got := s.claim("another", latest.Add(MaxSkew), latest); got != claimOK || len(s.until) != 1 {
 		t.Errorf("claim = %v with %d signatures remembered, want claimOK and the one past its time forgotten", got, len(s.until))
+	}
+}
+
+// A signature is good for the one call it was made for: a captured close
+// of one gate, sent as an open of it or to another gate whose spec.secretRef
+// names the same Secret, is refused and changes nothing, and the close it
+// was made for is still accepted afterwards.
+func TestReceiverRefusesASignatureSentForAnotherCall(t *testing.T) {
+	const token, body = "s3cret", `{"ticket":"CHG-1"}`
+	const closeApproval = "/hooks/gates/ops/approval/close"
+	captured := signedFor(closeApproval, body, token, receiverNow.Unix())
+	cases := []struct {
+		name string
+		path string // where the captured call is sent
+		gate string // the gate that path names, which must stay unchanged
+	}{
+		{"the close sent as an open of the same gate", "/hooks/gates/ops/approval/open", "approval"},
+		{"the close sent to another gate with the same Secret", "/hooks/gates/ops/other/close", "other"},
+		{"the close sent as an open of another gate with the same Secret", "/hooks/gates/ops/other/open", "other"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			other := &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "other"},
+				Spec: gatingv1alpha1.GateSpec{SecretRef: &corev1.LocalObjectReference{Name: "hook"}}}
+			c := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(append(hookedGate(token), other)...).Build()
+			rec := record.NewFakeRecorder(10)
+			rc := &Receiver{Client: c, Secrets: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(receiverNow)}
+			call := func(path string) (int, string) {
+				req := httptest.NewRequest("POST", path, strings.NewReader(body))
+				for k, v := range captured {
+					req.Header.Set(k, v)
+				}
+				w := httptest.NewRecorder()
+				rc.ServeHTTP(w, req)
+				return w.Code, strings.TrimSpace(w.Body.String())
+			}
+			if code, said := call(tc.path); code != http.StatusUnauthorized || !strings.Contains(said, "X-Signature-256 does not match") {
+				t.Errorf("POST %s signed for POST %s: %d %q, want 401 saying the signature does not match", tc.path, closeApproval, code, said)
+			}
+			g := &gatingv1alpha1.Gate{}
+			if err := c.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: tc.gate}, g); err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Annotations) != 0 {
+				t.Errorf("the refused call changed gate ops/%s: annotations %v", tc.gate, g.Annotations)
+			}
+			if events := fixture.Events(rec); len(events) != 0 {
+				t.Errorf("the refused call sent events %q", events)
+			}
+			if code, said := call(closeApproval); code != http.StatusAccepted {
+				t.Errorf("POST %s as signed, after the refused call: %d %q, want 202", closeApproval, code, said)
+			}
+		})
 	}
 }

@@ -201,7 +201,7 @@ spec: {default: closed, secretRef: {name: hook}}
 		}
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
 		mac := hmac.New(sha256.New, []byte("s3cret"))
-		mac.Write([]byte(ts + "." + `{"ticket":"CHG-1"}`))
+		mac.Write([]byte(ts + ".POST./hooks/gates/" + ns + "/release/open." + `{"ticket":"CHG-1"}`))
 		good := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 
 		code, answer := post(`{"ticket":"CHG-2"}`, ts, good)

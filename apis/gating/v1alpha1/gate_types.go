@@ -88,8 +88,9 @@ type GateSpec struct {
 
 	// SecretRef names a Secret in the gate's namespace whose `token` key
 	// authenticates the webhook receiver's open and close calls (a bearer
-	// token, or the key of an HMAC-SHA256 signature of the call's timestamp
-	// and body). Without it the receiver refuses every call for this gate.
+	// token, or the key of an HMAC-SHA256 signature of the call's timestamp,
+	// method, path and body). Without it the receiver refuses every call for
+	// this gate.
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 }
