@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
+	"github.com/federator-dev/federator/internal/finalizers"
 )
 
 // leavingRecheck is how soon a leaving Cluster is looked at again while a
@@ -32,12 +33,7 @@ const leavingRecheck = 2 * time.Second
 // cluster controller does, so that deleting it waits for the hub to let go
 // of the member (finishLeaving).
 func (r *clusterReconciler) ensureFinalizer(ctx context.Context, cluster *clusterv1alpha1.Cluster) error {
-	if controllerutil.ContainsFinalizer(cluster, clusterkeys.ControllerFinalizer) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(cluster, clusterkeys.ControllerFinalizer)
-	return r.hub.Patch(ctx, cluster, patch)
+	return finalizers.Add(ctx, r.hub, cluster, clusterkeys.ControllerFinalizer)
 }
 
 // finishLeaving lets go of a Cluster being deleted, as Karmada's cluster
@@ -83,10 +79,8 @@ func (r *clusterReconciler) finishLeaving(ctx context.Context, cluster *clusterv
 		log.V(1).Info("leaving: waiting for bindings to stop targeting it", "cluster", cluster.Name, "bindings", targeting)
 		return ctrl.Result{RequeueAfter: leavingRecheck}, nil
 	}
-	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(cluster, clusterkeys.ControllerFinalizer)
-	if err := r.hub.Patch(ctx, cluster, patch); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if err := finalizers.Remove(ctx, r.hub, cluster, clusterkeys.ControllerFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	log.V(1).Info("left: no Work and no binding holds it any more, finalizer removed", "cluster", cluster.Name)
 	return ctrl.Result{}, nil

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/finalizers"
 )
 
 // clusterReconciler gives every registered Cluster its execution namespace
@@ -205,9 +206,7 @@ func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
 		if work.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
 			continue
 		}
-		patch := client.MergeFrom(work.DeepCopy())
-		controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
-		if err := r.hub.Patch(ctx, work, patch); client.IgnoreNotFound(err) != nil {
+		if err := finalizers.Remove(ctx, r.hub, work, workkeys.ExecutionFinalizer); err != nil {
 			errs = append(errs, fmt.Errorf("releasing Work %s/%s of cluster %s, which left the federation: %w",
 				work.Namespace, work.Name, cluster, err))
 		}

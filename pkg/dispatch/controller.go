@@ -20,10 +20,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/internal/finalizers"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -112,12 +112,10 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		outcome, err := r.delete(ctx, work)
 		return ctrl.Result{}, outcome, err
 	}
-	if !controllerutil.ContainsFinalizer(work, workkeys.ExecutionFinalizer) {
-		patch := client.MergeFrom(work.DeepCopy())
-		controllerutil.AddFinalizer(work, workkeys.ExecutionFinalizer)
-		if err := r.Hub.Patch(ctx, work, patch); err != nil {
-			return ctrl.Result{}, "", err
-		}
+	// Against the Work as read: a finalizer another controller added since
+	// is kept (a conflict retries with the Work as it is now).
+	if err := finalizers.Add(ctx, r.Hub, work, workkeys.ExecutionFinalizer); err != nil {
+		return ctrl.Result{}, "", err
 	}
 
 	before := work.DeepCopy()

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,4 +249,40 @@ func TestWorkReconciler(t *testing.T) {
 			t.Errorf("status writes = %d once the cache caught up, want still 1: nothing changed", statusWrites)
 		}
 	})
+}
+
+// A merge patch replaces the whole finalizer list: the execution finalizer
+// is added to the Work as stored, so a finalizer another controller put on
+// it after this controller's (cached) read stays.
+func TestExecutionFinalizerKeepsAnotherAddedSinceTheRead(t *testing.T) {
+	const theirs = "example.com/backup"
+	w := workFixture(t, true, nil)
+	w.Finalizers = nil
+	raced := false
+	d := newDispatchTest(t, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if !raced {
+				// Another controller adds its finalizer between this
+				// controller's read and its patch.
+				raced = true
+				stored := &workv1alpha1.Work{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), stored); err != nil {
+					return err
+				}
+				stored.Finalizers = append(stored.Finalizers, theirs)
+				if err := c.Update(ctx, stored); err != nil {
+					return err
+				}
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	}, []client.Object{w})
+	for range 2 {
+		// A pass refused for its stale read asks to be retried.
+		d.reconcile(t, w)
+	}
+	got := d.work(t, w).Finalizers
+	if !slices.Contains(got, theirs) || !slices.Contains(got, "karmada.io/execution-controller") {
+		t.Errorf("finalizers = %q, want %s kept and karmada.io/execution-controller added", got, theirs)
+	}
 }

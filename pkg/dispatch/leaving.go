@@ -18,6 +18,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/finalizers"
 )
 
 // onDeletion is what a Work's deletion does to the objects it placed in
@@ -180,7 +181,5 @@ func (r *WorkReconciler) delete(ctx context.Context, work *workv1alpha1.Work) (s
 			}
 		}
 	}
-	patch := client.MergeFrom(work.DeepCopy())
-	controllerutil.RemoveFinalizer(work, workkeys.ExecutionFinalizer)
-	return outcome, client.IgnoreNotFound(r.Hub.Patch(ctx, work, patch))
+	return outcome, finalizers.Remove(ctx, r.Hub, work, workkeys.ExecutionFinalizer)
 }
