@@ -49,7 +49,7 @@ func TestReceiverRequestReplacesTheOpposite(t *testing.T) {
 			want:   map[string]string{gatingv1alpha1.OpenRequestAnnotation: "2026-11-23T12:00:00Z"},
 			openAt: []time.Time{receiverNow, receiverNow.Add(2 * time.Minute)}},
 		{name: "a signed call is stamped with the receiver's clock, not its signature's timestamp",
-			action: "close", headers: signed(body, token, receiverNow.Add(-2*time.Minute).Unix()),
+			action: "close", headers: signedFor("/hooks/gates/ops/approval/close", body, token, receiverNow.Add(-2*time.Minute).Unix()),
 			want:     map[string]string{gatingv1alpha1.CloseRequestAnnotation: "2026-11-23T12:00:00Z"},
 			closedAt: []time.Time{receiverNow}},
 	} {
