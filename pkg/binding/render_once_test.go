@@ -7,7 +7,6 @@ import (
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,23 +47,8 @@ func TestAReleaseSendsTheRenderItWasDecidedFrom(t *testing.T) {
 			return nil
 		},
 	})
-	ro := &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "ro-uid"},
-		Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web"}}}
-	ro.Status = rolloutsv1alpha1.RolloutStatus{Revision: 1, Clusters: []rolloutsv1alpha1.ClusterStatus{
-		{Name: "member1", Revision: 1, State: rolloutsv1alpha1.StateHealthy},
-		{Name: "member2", Revision: 1, State: rolloutsv1alpha1.StateHealthy}}}
-	if err := b.hub.Create(ctx, ro); err != nil {
-		t.Fatal(err)
-	}
-	tpl := &unstructured.Unstructured{}
-	tpl.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, tpl); err != nil {
-		t.Fatal(err)
-	}
-	hash, err := revision.Hash(tpl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b.healthyRollout(t)
+	_, hash := b.template(t)
 	// The Rollout took in and released the template without overrides.
 	rb := &workv1alpha2.ResourceBinding{}
 	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {

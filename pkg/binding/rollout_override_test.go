@@ -24,16 +24,7 @@ import (
 func TestRolloutReleasesOnlyWhatItTookInForEachCluster(t *testing.T) {
 	ctx := context.Background()
 	b := newBindingTest(t, nil, interceptor.Funcs{})
-	ro := &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "ro-uid"},
-		Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web"}}}
-	// The fake hub has no status subresource for Rollouts: the status is
-	// stored as created.
-	ro.Status = rolloutsv1alpha1.RolloutStatus{Revision: 1, Clusters: []rolloutsv1alpha1.ClusterStatus{
-		{Name: "member1", Revision: 1, State: rolloutsv1alpha1.StateHealthy},
-		{Name: "member2", Revision: 1, State: rolloutsv1alpha1.StateHealthy}}}
-	if err := b.hub.Create(ctx, ro); err != nil {
-		t.Fatal(err)
-	}
+	b.healthyRollout(t)
 	// An override policy pins member2's replicas.
 	b.works.Override = func(m *unstructured.Unstructured, cluster string) (map[string]string, error) {
 		if cluster != "member2" {
@@ -42,15 +33,7 @@ func TestRolloutReleasesOnlyWhatItTookInForEachCluster(t *testing.T) {
 		return map[string]string{"policy.karmada.io/applied-overrides": `[{"policyName":"pin"}]`},
 			unstructured.SetNestedField(m.Object, int64(7), "spec", "replicas")
 	}
-	tpl := &unstructured.Unstructured{}
-	tpl.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, tpl); err != nil {
-		t.Fatal(err)
-	}
-	hash, err := revision.Hash(tpl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tpl, hash := b.template(t)
 	pinned := revision.RenderFor(tpl, hash, "member2", b.works.Override)
 	stamp := func(s revision.Stamp) {
 		t.Helper()
@@ -83,4 +66,35 @@ func TestRolloutReleasesOnlyWhatItTookInForEachCluster(t *testing.T) {
 	if w := b.work(t, "member2"); held(w) {
 		t.Errorf("member2 held once the Rollout took in its override: %v", w.Annotations)
 	}
+}
+
+// healthyRollout creates Rollout shop/web, governing policy shop/web, at
+// revision 1 and healthy on both members.
+func (b *bindingTest) healthyRollout(t *testing.T) {
+	t.Helper()
+	ro := &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "ro-uid"},
+		Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web"}}}
+	// The fake hub has no status subresource for Rollouts: the status is
+	// stored as created.
+	ro.Status = rolloutsv1alpha1.RolloutStatus{Revision: 1, Clusters: []rolloutsv1alpha1.ClusterStatus{
+		{Name: "member1", Revision: 1, State: rolloutsv1alpha1.StateHealthy},
+		{Name: "member2", Revision: 1, State: rolloutsv1alpha1.StateHealthy}}}
+	if err := b.hub.Create(context.Background(), ro); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// template is the Deployment shop/web as stored, and its content hash.
+func (b *bindingTest) template(t *testing.T) (*unstructured.Unstructured, string) {
+	t.Helper()
+	tpl := &unstructured.Unstructured{}
+	tpl.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	if err := b.hub.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, tpl); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := revision.Hash(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl, hash
 }
