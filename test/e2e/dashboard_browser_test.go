@@ -165,7 +165,9 @@ spec:
 		startDashboard(u.Host)
 		Eventually(b.liveState, "15s").Should(Equal("live"))
 		Eventually(b.cells, "10s").Should(HaveKeyWithValue("web-deployment@member3", HaveField("State", "Applied")))
-		Expect(b.text(`#detail`, "")).To(MatchRegexp(`State\s+Applied`), "the open cell was fetched again")
+		// The change that makes the cell Applied fetches the grid and the
+		// open cell side by side: the detail may land a moment after.
+		Eventually(func() (string, error) { return b.text(`#detail`, "") }, "10s").Should(MatchRegexp(`State\s+Applied`), "the open cell was fetched again")
 		b.notReloaded()
 		b.screenshot("reconnected")
 		Expect(b.exceptions()).To(BeEmpty(), "the page's scripts threw")

@@ -19,8 +19,14 @@ import (
 // Issue 19's scale of the fleet: `federator up --members 20`, with
 // workloads, on the CI machine's 2 cores beside the suite's own fleet.
 // docs/performance.md has what such a fleet costs (make fleet-footprint).
+//
+// Serial: beside two other Ginkgo processes' fleets and specs, its 100
+// programs starting at once took the machine to a load of 128 on a slower
+// machine: it was not ready within 10 minutes, and the specs it ran
+// beside took 5 to 10 times as long. Serial, it runs once the others are
+// done, beside the suite's idle fleets.
 var _ = Describe("federator up --members 20", func() {
-	It("starts twenty members that run workloads, says how long it took, and stops every process on Ctrl-C", func() {
+	It("starts twenty members that run workloads, says how long it took, and stops every process on Ctrl-C", Serial, func() {
 		const members = 20
 		dir := filepath.Join(GinkgoT().TempDir(), "fleet")
 		repoBin, err := filepath.Abs("../../bin")
