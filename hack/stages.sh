@@ -115,6 +115,7 @@ _minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 stages_table() {
   local name start wall pct status failed=0 total
   total=$(($(date +%s) - STAGES_BEGAN))
+  _failures
   echo
   echo "Timing (wall clock; CPU busy is the whole machine's while the stage ran)"
   printf '%-16s %8s %8s %9s  %s\n' stage start wall "CPU busy" result
@@ -129,6 +130,25 @@ stages_table() {
     _counts "$name"
   done <"$STAGES_FILE"
   return "$failed"
+}
+
+# _failures prints, for each stage that failed, the lines of its log that
+# say why (Ginkgo's failures, go test's, the checker's violations and
+# errors, panics) and its last lines: CI keeps the start and the end of a
+# run's output, and a failure far up a long log would be lost in between.
+_failures() {
+  local name status log
+  while IFS=$'\t' read -r name _ _ _ status; do
+    ((status == 0)) && continue
+    log=$STAGES_DIR/$name.log
+    [[ -f $log ]] || continue
+    echo
+    echo "=== stage $name failed: what its log ($log) says of it"
+    grep -E '\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|^--- FAIL|^FAIL\s|^panic:|violation|^chaos: .*(error|failed|did not)|Error:|Expected$' "$log" |
+      grep -v ' 0 violations' | tail -n 30 | cut -c1-400
+    echo "--- its last lines:"
+    tail -n 15 "$log" | cut -c1-400
+  done <"$STAGES_FILE"
 }
 
 # _counts NAME prints what the stage's log says ran: Ginkgo's closing
