@@ -144,8 +144,8 @@ _failures() {
     [[ -f $log ]] || continue
     echo
     echo "=== stage $name failed: what its log ($log) says of it"
-    grep -E '\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|^--- FAIL|^FAIL\s|^panic:|violation|^chaos: .*(error|failed|did not)|Error:|Expected$' "$log" |
-      grep -v ' 0 violations' | tail -n 30 | cut -c1-400
+    grep -E -A4 '\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|^--- FAIL|^FAIL\s|^panic:|[1-9][0-9]* violations?|^chaos: .*(error|failed|did not)' "$log" |
+      tail -n 40 | cut -c1-400
     echo "--- its last lines:"
     tail -n 15 "$log" | cut -c1-400
   done <"$STAGES_FILE"
