@@ -144,7 +144,7 @@ _failures() {
     [[ -f $log ]] || continue
     echo
     echo "=== stage $name failed: what its log ($log) says of it"
-    grep -E -A4 '\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|^--- FAIL|^FAIL\s|^panic:|[1-9][0-9]* violations?|^chaos: .*(error|failed|did not)' "$log" |
+    grep -E -A4 '\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|^--- FAIL|^FAIL\s|^panic:|^VIOLATION|[1-9][0-9]* violations?|^chaos: .*(error|failed|did not)' "$log" |
       tail -n 40 | cut -c1-400
     echo "--- its last lines:"
     tail -n 15 "$log" | cut -c1-400
