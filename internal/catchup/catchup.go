@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
@@ -44,6 +45,12 @@ func BindingKey(namespace, name string) string {
 		return "ClusterResourceBinding/" + name
 	}
 	return "ResourceBinding/" + namespace + "/" + name
+}
+
+// TemplateKey names a resource template of kind gk, for the hold changes
+// the detector decides (priority.Deciders) and the dispatchers wait for.
+func TemplateKey(gk schema.GroupKind, namespace, name string) string {
+	return gk.String() + "/" + namespace + "/" + name
 }
 
 // Ticket is taken when a pass begins: only a pass that began after what

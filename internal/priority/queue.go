@@ -41,6 +41,9 @@ type Watched[T comparable] struct {
 	queue   priorityqueue.PriorityQueue[T]
 	added   map[T]pendingHold
 	running map[T]*inFlight
+	// unsettled: the hold changes taken in and not yet written, since
+	// their first add (Deciding).
+	unsettled map[T]time.Time
 }
 
 type pendingHold struct {
@@ -57,6 +60,9 @@ type inFlight struct {
 	hold bool
 	// waiting counts its writes waiting for a bulk slot now.
 	waiting atomic.Int32
+	// retry: the reconcile, taken at Hold priority, is retried (it failed,
+	// or found the cache behind): its hold change is not written yet.
+	retry bool
 }
 
 func (f *inFlight) GiveWay() <-chan struct{} { return f.giveWay }
@@ -72,7 +78,7 @@ func (f *inFlight) tell() {
 
 // NewWatched returns a Watched with nothing queued yet.
 func NewWatched[T comparable]() *Watched[T] {
-	return &Watched[T]{added: map[T]pendingHold{}, running: map[T]*inFlight{}}
+	return &Watched[T]{added: map[T]pendingHold{}, running: map[T]*inFlight{}, unsettled: map[T]time.Time{}}
 }
 
 // NewQueue is a controller's Options.NewQueue: controller-runtime's
@@ -119,6 +125,9 @@ func (w *Watched[T]) holdAdded(items []T) {
 		if _, ok := w.added[item]; !ok {
 			w.added[item] = pendingHold{at: now, sameObject: running}
 		}
+		if _, ok := w.unsettled[item]; !ok {
+			w.unsettled[item] = now
+		}
 		switch {
 		case running:
 			f.tell()
@@ -154,7 +163,46 @@ func (w *Watched[T]) taken(item T, priority int) {
 func (w *Watched[T]) done(item T) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	f := w.running[item]
 	delete(w.running, item)
+	if _, again := w.added[item]; !again && (f == nil || !f.retry) {
+		delete(w.unsettled, item)
+	}
+}
+
+// retried records that item's reconcile in flight, taken at Hold
+// priority, is queued again with the queue's backoff.
+func (w *Watched[T]) retried(items []T) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, item := range items {
+		if f, ok := w.running[item]; ok && f.hold {
+			f.retry = true
+		}
+	}
+}
+
+// DecidingPatience bounds how long Deciding reports one hold change: one
+// whose pass keeps failing says why itself (its object's conditions), and
+// does not hold back what waits on it for ever.
+var DecidingPatience = 30 * time.Second
+
+// Deciding reports whether a hold change of an item that match accepts
+// is taken in and not yet written: added at Hold priority, and no pass
+// of it since has ended without being retried (one that failed, or found
+// its cache behind, is). A dispatcher asks before it writes a release to
+// a member: a hold change on its way (a suspension set just now, whose
+// pass is slow under load) withdraws that release. Hold changes are few,
+// so this looks at each.
+func (w *Watched[T]) Deciding(match func(T) bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for item, since := range w.unsettled {
+		if time.Since(since) < DecidingPatience && match(item) {
+			return true
+		}
+	}
+	return false
 }
 
 // watchedQueue is the priority queue with w told of hold adds, of items
@@ -167,8 +215,13 @@ type watchedQueue[T comparable] struct {
 func (q *watchedQueue[T]) AddWithOpts(o priorityqueue.AddOpts, items ...T) {
 	// A hold change is an Add at Hold priority now; a retry of one
 	// (rate-limited or later) is the queue's own business.
-	if ptr.Deref(o.Priority, 0) >= Hold && !o.RateLimited && o.After == 0 {
+	switch p := ptr.Deref(o.Priority, 0); {
+	case p >= Hold && !o.RateLimited && o.After == 0:
 		q.w.holdAdded(items)
+	case p >= Hold && o.RateLimited:
+		// controller-runtime's retry of a pass that failed, at the
+		// priority it was taken at.
+		q.w.retried(items)
 	}
 	q.PriorityQueue.AddWithOpts(o, items...)
 }

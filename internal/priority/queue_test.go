@@ -136,3 +136,56 @@ func TestWatchedHoldFreesAWorker(t *testing.T) {
 		t.Error("a reconcile gave way although a worker was free")
 	}
 }
+
+// A hold change is being decided from its add until a pass of it ends
+// without being retried: queued, in flight, and retried after a failure
+// all count; an ordinary change never does, nor one past the patience.
+func TestWatchedDeciding(t *testing.T) {
+	w, q, _ := newWatchedQueue(t)
+	is := func(want string) func(string) bool { return func(s string) bool { return s == want } }
+	deciding := func(item string) bool { return w.Deciding(is(item)) }
+
+	q.Add("bulk")
+	if deciding("bulk") {
+		t.Error("an ordinary change counts as a hold being decided")
+	}
+	Add(q, Hold, "web")
+	if !deciding("web") || deciding("other") {
+		t.Fatalf("queued hold change: deciding(web)=%v deciding(other)=%v, want true, false", deciding("web"), deciding("other"))
+	}
+	item, p, _ := q.GetWithPriority()
+	if item != "web" || p != Hold {
+		t.Fatalf("took %s at %d, want web at %d", item, p, Hold)
+	}
+	if !deciding("web") {
+		t.Error("a hold change in flight is not being decided")
+	}
+	// The pass fails: controller-runtime queues it again, rate-limited,
+	// at the priority it was taken at.
+	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true, Priority: ptr.To(p)}, item)
+	q.Done(item)
+	if !deciding("web") {
+		t.Fatal("a hold change whose pass failed and is retried is no longer being decided")
+	}
+	// The retry comes after its backoff: the ordinary change first.
+	bulk, _, _ := q.GetWithPriority()
+	item, _, _ = q.GetWithPriority()
+	q.Done(item)
+	if item != "web" || deciding("web") {
+		t.Errorf("a hold change whose pass (of %s) ended is still being decided", item)
+	}
+
+	// A pass in flight of an ordinary change, ending: a hold change added
+	// meanwhile waits for the next pass.
+	Add(q, Hold, bulk)
+	q.Done(bulk)
+	if !deciding(bulk) {
+		t.Error("a hold change added while an ordinary pass ran was settled by it")
+	}
+
+	defer func(p time.Duration) { DecidingPatience = p }(DecidingPatience)
+	DecidingPatience = 0
+	if deciding(bulk) {
+		t.Error("a hold change past the patience is still reported")
+	}
+}

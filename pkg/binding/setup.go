@@ -45,6 +45,10 @@ type Options struct {
 	// bindings present when this replica began to lead: the dispatcher
 	// waits for it (internal/firstpass).
 	FirstPass *firstpass.Signal
+	// Deciders, when set, is told what hold changes the controller is
+	// deciding (priority.Watched's Deciding), by binding key: the
+	// dispatchers write no release of a binding while one is.
+	Deciders *priority.Deciders
 	// CatchUp, when set, asks for bindings to be decided again after the
 	// hub caches broke, and is told of every binding decided
 	// (internal/catchup).
@@ -129,6 +133,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}
 		queue := priority.NewWatched[reconcile.Request]()
 		queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
+		o.Deciders.Register("binding", func(key string) bool {
+			return queue.Deciding(func(req reconcile.Request) bool { return keyOf(req.NamespacedName) == key })
+		})
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
 			FirstPass: o.FirstPass, CatchUp: o.CatchUp, queue: queue,
 			Recorder: mgr.GetEventRecorderFor("binding-controller")}

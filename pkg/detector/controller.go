@@ -120,6 +120,11 @@ type Options struct {
 	// template watches the hub (internal/hubwatch): a pass counts for
 	// CatchUp only when its template's cache did as it began.
 	TemplateCaches CacheWatch
+	// Deciders, when set, is told what hold changes the detector is
+	// deciding (a policy's spec.suspension on its way into the binding),
+	// by template key (catchup.TemplateKey): the dispatchers write no
+	// release of that template while one is.
+	Deciders *queuing.Deciders
 }
 
 // CacheWatch says whether the hub caches of templates of the given kinds
@@ -146,6 +151,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	// A pass gives way to hold changes (internal/priority).
 	queue := queuing.NewWatched[Key]()
 	queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
+	o.Deciders.Register("detector", func(key string) bool {
+		return queue.Deciding(func(k Key) bool { return catchup.TemplateKey(k.GroupKind(), k.Namespace, k.Name) == key })
+	})
 	d.holdPath = queue
 	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
 		Reconciler: d, MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true), NewQueue: queue.NewQueue})

@@ -255,6 +255,16 @@ type Options struct {
 	// rests on are watching the hub (internal/hubwatch): nothing is
 	// written to a member while one is not.
 	HubCaches HubCaches
+	// Holds, when set, says whether the hub's controllers are deciding a
+	// hold change of a Work's binding or template (priority.Deciders):
+	// no release of it is written to a member while one is.
+	Holds Holds
+}
+
+// Holds says which controller is deciding a hold change of one of keys
+// (catchup.BindingKey, catchup.TemplateKey), and of which; "" when none.
+type Holds interface {
+	Deciding(keys ...string) (controller, key string)
 }
 
 // HubCaches says whether what a Work's decision rests on is current: nil
@@ -270,6 +280,7 @@ type HubCaches interface {
 type gates struct {
 	firstPass <-chan struct{}
 	hubCaches HubCaches
+	holds     Holds
 }
 
 // SetupWithManager registers the dispatcher: one Work controller per member
@@ -277,7 +288,7 @@ type gates struct {
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	members := o.Members
 	r := &clusterReconciler{mgr: mgr, hub: mgr.GetClient(), members: members, started: make(chan struct{}), running: map[string]*member{},
-		setUp: map[string]bool{}, gates: gates{firstPass: o.FirstPass, hubCaches: o.HubCaches}}
+		setUp: map[string]bool{}, gates: gates{firstPass: o.FirstPass, hubCaches: o.HubCaches, holds: o.Holds}}
 	if err := mgr.Add(r); err != nil {
 		return err
 	}

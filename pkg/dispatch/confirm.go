@@ -31,12 +31,23 @@ var errHubBehind = errors.New("not dispatched")
 // and counts as current a second after.
 const hubBehindRetry = time.Second
 
+// errHoldDeciding: the hub's controllers are deciding a hold change of
+// the Work's binding or template, which may withdraw the release it
+// carries (priority.Deciders).
+var errHoldDeciding = errors.New("not dispatched")
+
+// holdDecidingRetry is how soon a Work held back by errHoldDeciding is
+// read again: the pass that decides a hold change writes it within
+// milliseconds when the hub is quiet, seconds under load.
+const holdDecidingRetry = 100 * time.Millisecond
+
 // errWorkChanged: the Work the API server has is not the one the cache
 // gave this pass.
 var errWorkChanged = errors.New("the Work changed since the cache read it")
 
-// confirmWork reads the Work from the API server before the first write
-// of a pass changes its member, and refuses the pass (errWorkChanged) when
+// confirmWork waits, before the first write of a pass changes its member,
+// while the hub's controllers decide a hold change of the Work's binding
+// or template (Holds). It then reads the Work from the API server, and refuses the pass (errWorkChanged) when
 // the spec there is newer than the cached one this pass applies. A hold
 // the binding controller has written is then never overtaken by the
 // release the cache still shows: after a restart or a change of leader,
@@ -49,6 +60,11 @@ func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Wor
 		if err := r.HubCaches.Current(bindingOf(work), templateKinds(work)...); err != nil {
 			return fmt.Errorf("%w: %w", errHubBehind, err)
 		}
+	}
+	if r.Holds == nil {
+	} else if controller, key := r.Holds.Deciding(append(templateKeys(work), bindingOf(work))...); controller != "" {
+		return fmt.Errorf("%w: the %s controller is deciding a hold change of %s, which may withdraw this release: the Work waits for it",
+			errHoldDeciding, controller, key)
 	}
 	if r.HubReader == nil {
 		return nil
@@ -78,6 +94,22 @@ func bindingOf(work *workv1alpha1.Work) string {
 		return catchup.BindingKey(a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], name)
 	}
 	return ""
+}
+
+// templateKeys are the catchup.TemplateKey of the Work's manifests: the
+// templates the detector decided it from.
+func templateKeys(work *workv1alpha1.Work) []string {
+	var keys []string
+	for _, m := range work.Spec.Workload.Manifests {
+		var head struct {
+			metav1.TypeMeta   `json:",inline"`
+			metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(m.Raw, &head); err == nil {
+			keys = append(keys, catchup.TemplateKey(head.GroupVersionKind().GroupKind(), head.Namespace, head.Name))
+		}
+	}
+	return keys
 }
 
 // templateKinds are the kinds of the Work's manifests: the template kinds

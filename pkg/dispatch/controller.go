@@ -46,6 +46,9 @@ type WorkReconciler struct {
 	// pass: a Work from a cache that is not watching the hub may be behind
 	// a hold the cache has not seen, and waits until it watches again.
 	HubCaches HubCaches
+	// Holds, when set, is asked with HubCaches: a release is not written
+	// while the hub's controllers decide a hold change of its Work.
+	Holds Holds
 	// watch, when set, makes the member's objects of a kind watched.
 	watch *memberWatch
 	// memberWrites, when set, bounds the writes in flight to the member
@@ -169,6 +172,11 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			// the caches watch the hub.
 			return ctrl.Result{RequeueAfter: hubBehindRetry}, "waiting: " + syncErr.Error(), nil
 		}
+		if errors.Is(syncErr, errHoldDeciding) {
+			// Nothing was written to the member: the hold change being
+			// decided may withdraw what the Work releases.
+			return ctrl.Result{RequeueAfter: holdDecidingRetry}, "waiting: " + syncErr.Error(), nil
+		}
 		if syncErr == nil && results[applyCreated]+results[applyUpdated] > 0 {
 			observeLatency(r.Cluster, work)
 		}
@@ -241,7 +249,7 @@ func (r *WorkReconciler) apply(ctx context.Context, member client.Client, work *
 			continue
 		}
 		current, result, adopted, err := r.applyManifest(ctx, member, manifest, confirm)
-		if errors.Is(err, errWorkChanged) || errors.Is(err, errHubBehind) {
+		if errors.Is(err, errWorkChanged) || errors.Is(err, errHubBehind) || errors.Is(err, errHoldDeciding) {
 			return results, err
 		}
 		if adopted {

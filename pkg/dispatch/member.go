@@ -66,7 +66,7 @@ const memberWorkers = 4 * MemberWrites
 func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members, cluster string, watch *memberWatch,
 	g gates) (controller.Controller, error) {
 	r := &WorkReconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Members: members, Cluster: cluster, watch: watch,
-		FirstPass: g.firstPass, HubCaches: g.hubCaches,
+		FirstPass: g.firstPass, HubCaches: g.hubCaches, Holds: g.holds,
 		Recorder: mgr.GetEventRecorderFor("execution-controller"), memberWrites: make(chan struct{}, MemberWrites)}
 	options := controller.Options{
 		Reconciler:              r,

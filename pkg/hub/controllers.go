@@ -10,6 +10,7 @@ import (
 	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/hubwatch"
+	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
@@ -40,6 +41,9 @@ type deps struct {
 	// catchUp: after the hub caches broke, the detector's and the binding
 	// controller's passes the dispatchers wait for; nil when either is off.
 	catchUp *catchup.Round
+	// deciders: the hold changes the detector and the binding controller
+	// are deciding, which the dispatchers wait for.
+	deciders *priority.Deciders
 }
 
 // Controller is one controller the hub runs, by the name --controllers
@@ -57,12 +61,12 @@ var Controllers = []Controller{
 	{Name: "detector", What: "which policy claims which template; bindings",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers, NoPolicyStatus: d.noPolicyStatus,
-				CatchUp: d.catchUp, TemplateCaches: d.hubCaches})
+				CatchUp: d.catchUp, TemplateCaches: d.hubCaches, Deciders: d.deciders})
 		}},
 	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay,
-				FirstPass: d.firstPass, CatchUp: d.catchUp})
+				FirstPass: d.firstPass, CatchUp: d.catchUp, Deciders: d.deciders})
 		}},
 	{Name: "bindingStatus", What: "Work status → binding and template status",
 		setup: func(mgr ctrl.Manager, d deps) error {
@@ -75,7 +79,7 @@ var Controllers = []Controller{
 				firstPass = d.firstPass.Done()
 			}
 			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass,
-				HubCaches: hubCurrent{caches: d.hubCaches, round: d.catchUp}})
+				HubCaches: hubCurrent{caches: d.hubCaches, round: d.catchUp}, Holds: d.deciders})
 		}},
 	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
 		setup: func(mgr ctrl.Manager, d deps) error {

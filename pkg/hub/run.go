@@ -28,6 +28,7 @@ import (
 	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/recorder"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
@@ -194,7 +195,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err := mgr.Add(tellCRDChanges(installed, mgr.GetEventRecorderFor("federator"))); err != nil {
 		return err
 	}
-	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus()}
+	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus(),
+		deciders: &priority.Deciders{}}
 	if enabled["binding"] {
 		d.firstPass = firstpass.New()
 	}

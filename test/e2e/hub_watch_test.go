@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -38,12 +40,7 @@ import (
 // after the relist.
 var _ = Describe("a hub cache that stopped watching", func() {
 	It("sends nothing to a member until it watches the hub again, so a suspension it has not received is not overtaken", func() {
-		f, hub := separateFleet(1, false)
-		proxy := startInformerBlocker(f.Hub.Config)
-		viaProxy := filepath.Join(GinkgoT().TempDir(), "hub-via-proxy")
-		Expect(fleet.WriteKubeconfig(viaProxy, "hub", &rest.Config{Host: proxy.url})).To(Succeed())
-		controller := runController(f, "--kubeconfig", viaProxy, "--v=1")
-		logs := func() string { return string(controller.Out.Contents()) + string(controller.Err.Contents()) }
+		f, hub, proxy, logs := fleetViaProxy()
 		member := joinMembers(f, hub)["member1"]
 
 		const ns, name = "hub-watch", "web"
@@ -80,6 +77,19 @@ var _ = Describe("a hub cache that stopped watching", func() {
 		Expect(stored(recorder, framework.Image)).NotTo(ContainElement("nginx:1.26"))
 	})
 })
+
+// fleetViaProxy is a fleet of one member whose controller reaches the hub
+// through an informerBlocker, and that controller's logs.
+func fleetViaProxy() (f *fleet.Fleet, hub client.Client, proxy *informerBlocker, logs func() string) {
+	GinkgoHelper()
+	f, hub = separateFleet(1, false)
+	proxy = startInformerBlocker(f.Hub.Config)
+	viaProxy := filepath.Join(GinkgoT().TempDir(), "hub-via-proxy")
+	Expect(fleet.WriteKubeconfig(viaProxy, "hub", &rest.Config{Host: proxy.url})).To(Succeed())
+	controller := runController(f, "--kubeconfig", viaProxy, "--v=1")
+	logs = func() string { return string(controller.Out.Contents()) + string(controller.Err.Contents()) }
+	return f, hub, proxy, logs
+}
 
 // releasedWhileAway deploys nginx:1.25 to member1 through a policy
 // selecting Deployment ns/name, stops member1, and changes the template
@@ -147,9 +157,15 @@ type informerBlocker struct {
 	// bindingUpdatesRefused: refuseBindingUpdates.
 	bindingUpdatesRefused atomic.Bool
 
-	mu      sync.Mutex
-	watches map[int]context.CancelFunc
-	next    int
+	// holdWrites: slowHolds; heldWrites counts the writes kept waiting,
+	// until released is closed.
+	holdWrites atomic.Bool
+	heldWrites atomic.Int32
+
+	mu       sync.Mutex
+	watches  map[int]context.CancelFunc
+	next     int
+	released chan struct{}
 }
 
 // startInformerBlocker serves the proxy until the end of the spec.
@@ -166,7 +182,7 @@ func startInformerBlocker(hub *rest.Config) *informerBlocker {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = transport
 	proxy.FlushInterval = -1 // watch events pass at once
-	b := &informerBlocker{watches: map[int]context.CancelFunc{}}
+	b := &informerBlocker{watches: map[int]context.CancelFunc{}, released: make(chan struct{})}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		informer := r.Method == http.MethodGet && r.URL.RawQuery != ""
 		if informer && b.blocked.Load() {
@@ -176,6 +192,13 @@ func startInformerBlocker(hub *rest.Config) *informerBlocker {
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/resourcebindings/") && b.bindingUpdatesRefused.Load() {
 			http.Error(w, "refused by the spec's proxy: the binding write times out", http.StatusServiceUnavailable)
 			return
+		}
+		if b.holdWrites.Load() && holdOfAWork(r) {
+			b.heldWrites.Add(1)
+			b.mu.Lock()
+			released := b.released
+			b.mu.Unlock()
+			<-released
 		}
 		if r.URL.Query().Get("watch") == "" {
 			proxy.ServeHTTP(w, r)
@@ -196,6 +219,7 @@ func startInformerBlocker(hub *rest.Config) *informerBlocker {
 		proxy.ServeHTTP(w, r.WithContext(ctx))
 	}))
 	DeferCleanup(func() {
+		b.slowHolds(false)
 		b.block() // ends the watches, which Close waits for
 		server.Close()
 	})
@@ -219,6 +243,32 @@ func (b *informerBlocker) unblock() { b.blocked.Store(false) }
 // refuseBindingUpdates refuses, or passes again, the updates of
 // ResourceBindings.
 func (b *informerBlocker) refuseBindingUpdates(refuse bool) { b.bindingUpdatesRefused.Store(refuse) }
+
+// slowHolds keeps the writes that hold a Work waiting (as a hub under
+// load answers them seconds late), or lets them, and those waiting, pass.
+func (b *informerBlocker) slowHolds(slow bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if slow && !b.holdWrites.Load() {
+		b.released = make(chan struct{})
+	}
+	if !slow && b.holdWrites.Load() {
+		close(b.released)
+	}
+	b.holdWrites.Store(slow)
+}
+
+// holdOfAWork says whether r writes a Work's spec with its hold set (the
+// binding controller's merge patch); the body is kept for the hub.
+func holdOfAWork(r *http.Request) bool {
+	if r.Method != http.MethodPatch && r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/works/") ||
+		strings.HasSuffix(r.URL.Path, "/status") || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return err == nil && bytes.Contains(body, []byte(`"suspendDispatching":true`))
+}
 
 // workSuspended says whether w holds its manifests back.
 func workSuspended(w *workv1alpha1.Work) bool { return ptr.Deref(w.Spec.SuspendDispatching, false) }
