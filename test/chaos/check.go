@@ -155,6 +155,14 @@ func (c *checker) inFlight(member string, sp span) time.Time {
 	}
 	to := sp.to.Add(c.grace)
 	for _, f := range c.faults {
+		// A hold written while an informer lags reaches the controllers
+		// up to the lag late, if it travels through that informer.
+		if f.Kind == faultLagInformers && !f.From.After(sp.to) && !f.To.Before(sp.to) {
+			if end := sp.to.Add(c.grace + f.Lag); end.After(to) {
+				to = end
+			}
+			continue
+		}
 		if f.Kind != faultPauseMember && f.Kind != faultRestartEtcd || f.Member != member {
 			continue
 		}

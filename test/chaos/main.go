@@ -136,6 +136,10 @@ const defaultReplicas = 2
 // allFaults are the faults a run injects unless --faults says otherwise.
 var allFaults = []string{faultKillController, faultPauseMember, faultRestartHub, faultRestartEtcd}
 
+// optionalFaults are injected only when --faults names them: lag-informers
+// (lag.go) puts a proxy between the controllers and the hub.
+var optionalFaults = []string{faultLagInformers}
+
 // Exit codes: a violation (or no convergence) is 1; the run could not be
 // made or judged (the fleet did not start, a write failed) is 2.
 const (
@@ -160,7 +164,8 @@ func main() {
 		"write the run's history here as JSON (user writes with the state each left, faults, stored versions), for a closer look")
 	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
 	faults := flag.String("faults", strings.Join(allFaults, ","),
-		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed")
+		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed; "+
+			"also "+strings.Join(optionalFaults, ", ")+", only when named")
 	flag.IntVar(&o.replicas, "replicas", defaultReplicas,
 		"replicas of `federator controller`, with leader election (one leads, the others stand by); a kill hits any of them")
 	flag.IntVar(&o.settleEvery, "settle-every", 0,
@@ -194,8 +199,8 @@ func main() {
 		switch f = strings.TrimSpace(f); f {
 		case "":
 		default:
-			if !slices.Contains(allFaults, f) {
-				fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s\n", f, strings.Join(allFaults, ", "))
+			if !slices.Contains(allFaults, f) && !slices.Contains(optionalFaults, f) {
+				fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s\n", f, strings.Join(slices.Concat(allFaults, optionalFaults), ", "))
 				os.Exit(exitError)
 			}
 			o.faults[f] = true
@@ -268,7 +273,7 @@ func (o options) replayArgs() []string {
 	if o.settleEvery > 0 {
 		args = append(args, fmt.Sprintf("--settle-every=%d", o.settleEvery))
 	}
-	if len(o.faults) < len(allFaults) {
+	if len(o.faults) != len(allFaults) || o.faults[faultLagInformers] {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(o.faults)), ","))
 	}
 	return args

@@ -292,8 +292,12 @@ type intent struct {
 // fault is an injected fault: a controller killed and restarted, or a
 // member API server frozen (From) and let go (To).
 type fault struct {
-	Kind   string
+	Kind string
+	// Member is the member of a freeze or an etcd restart, the replica of
+	// a kill, the resource of a lag.
 	Member string
 	From   time.Time
 	To     time.Time
+	// Lag is how late a lag-informers episode delivers its watch events.
+	Lag time.Duration `json:",omitempty"`
 }

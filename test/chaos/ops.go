@@ -39,6 +39,7 @@ const (
 	faultPauseMember       = "pause-member"
 	faultRestartHub        = "restart-hub"
 	faultRestartEtcd       = "restart-member-etcd"
+	faultLagInformers      = "lag-informers"
 	opSelfTestDirectMember = "self-test-direct-member-write"
 )
 

@@ -46,6 +46,11 @@ type chaosRun struct {
 	// replica a kill hits, hub restarts), so a seed's operations stay
 	// those it chose before these faults existed.
 	faultRng *rand.Rand
+	// lag, when lag-informers is among the faults, is the proxy the
+	// controllers reach the hub through; lagging is the index in faults
+	// of the episode running now, -1 when none (lag.go).
+	lag     *lagProxy
+	lagging int
 
 	recorders []*memberRecorder
 	// foreign record each member's own object (foreign.go).
@@ -79,7 +84,7 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &chaosRun{o: o, dir: dir, members: map[string]client.Client{}, ops: map[string]int{}}
+	r := &chaosRun{o: o, dir: dir, members: map[string]client.Client{}, ops: map[string]int{}, lagging: -1}
 	defer func() {
 		if err != nil {
 			r.cleanup()
@@ -121,7 +126,17 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	// expires, and with the default 15 s the next controller led
 	// nothing for that long, so the operations in between met no
 	// controller at all. Leader election stays on, as in production.
-	r.ctrls = newReplicas(o.replicas, o.federator, r.fleet.Hub.KubeconfigPath, dir,
+	kubeconfig := r.fleet.Hub.KubeconfigPath
+	if o.faults[faultLagInformers] {
+		if r.lag, err = startLagProxy(r.fleet.Hub.Config); err != nil {
+			return nil, fmt.Errorf("start the proxy that lags the controllers' informers: %w", err)
+		}
+		kubeconfig = lagProxyKubeconfig(dir)
+		if err := fleet.WriteKubeconfig(kubeconfig, "hub", &rest.Config{Host: r.lag.url}); err != nil {
+			return nil, err
+		}
+	}
+	r.ctrls = newReplicas(o.replicas, o.federator, kubeconfig, dir,
 		[]string{"--v=1", "--metrics-bind-address=0", "--webhook-bind-address=0", "--cluster-status-interval=1s",
 			"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"})
 	if err := r.ctrls.startAll(ctx); err != nil {
@@ -170,6 +185,10 @@ func (r *chaosRun) cleanup() {
 	}
 	r.recorders, r.foreign = nil, nil
 	r.ctrls.killAll()
+	if r.lag != nil {
+		r.lag.Close()
+		r.lag = nil
+	}
 	if r.fleet != nil {
 		if err := r.fleet.Stop(); err != nil {
 			logf("stopping the fleet: %v", err)
@@ -224,6 +243,9 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates,
 		deletions: r.o.deletions, placement: r.o.placement, rollouts: r.o.rollouts, clusterLists: r.o.clusterLists}
 	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
+	// Its own source: with or without lag-informers, a seed's operations
+	// and other faults are the same.
+	lagRng := rand.New(rand.NewSource(r.o.seed ^ 0x1a9))
 	r.began = time.Now()
 
 	// Setup: the namespace, the templates at their first version, the
@@ -311,6 +333,9 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 				}
 			}
 		}
+		if lagRng.Float64() < 0.15 {
+			r.lagEpisode(lagRng)
+		}
 		if r.o.selfTest && step == (r.o.steps+1)/2 {
 			if err := r.selfTestWrite(ctx, step); err != nil {
 				return nil, err
@@ -339,6 +364,7 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		case <-time.After(pause):
 		}
 		if r.o.settleEvery > 0 && step%r.o.settleEvery == 0 && step < r.o.steps {
+			r.endLag()
 			res, err := r.settle(ctx, step, "settle")
 			if err != nil {
 				return nil, err
@@ -351,6 +377,7 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			logf("settled after step %d in %s", step, res.converged.Round(time.Millisecond))
 		}
 	}
+	r.endLag()
 	res, err := r.settle(ctx, r.o.steps, "final")
 	if err != nil {
 		return nil, err

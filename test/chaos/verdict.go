@@ -85,6 +85,8 @@ func (r *chaosRun) verdict(res *result) int {
 			f.hubRestarts++
 		case faultRestartEtcd:
 			f.etcdRestarts++
+		case faultLagInformers:
+			f.lags++
 		}
 	}
 	replay := r.o.replay()

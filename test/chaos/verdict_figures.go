@@ -23,7 +23,9 @@ type figures struct {
 	// Faults by kind; exited are replicas that exited by themselves and
 	// were started again.
 	kills, pauses, hubRestarts, etcdRestarts, exited int
-	replicas                                         int
+	// lags are lag-informers episodes (only when --faults names it).
+	lags     int
+	replicas int
 	// stored versions recorded on objects member objects, staged of them
 	// while a Rollout existed; removals are member deletions checked,
 	// owned the objects the hub never placed, writes the user writes the
@@ -63,6 +65,9 @@ func (f figures) summary() string {
 		"recorder gaps relisted: %d",
 		f.seed, f.steps, f.took.Round(time.Second), strings.Join(opList, ", "), f.kills, f.replicas, f.pauses, f.hubRestarts, f.etcdRestarts, f.exited,
 		f.stored, f.objects, f.stored, f.writes, f.grace, f.staged, f.removals, f.owned, f.violations, f.gaps)
+	if f.lags > 0 {
+		s += fmt.Sprintf("; %d informer lags (one kind's watch events up to %s late)", f.lags, maxLag)
+	}
 	if f.convergedInTime {
 		s += fmt.Sprintf("; converged %s after the final resume", f.converged.Round(time.Millisecond))
 	}
@@ -91,6 +96,9 @@ func (f figures) table() string {
 	row("faults: member API server freezes", f.pauses)
 	row("faults: hub API server restarts", f.hubRestarts)
 	row("faults: member etcd restarts", f.etcdRestarts)
+	if f.lags > 0 {
+		row("faults: informer lags", f.lags)
+	}
 	row("replicas that exited by themselves (started again)", f.exited)
 	row(fmt.Sprintf("checked: stored versions, on %d member objects", f.objects), f.stored)
 	row("checked: stored versions while a Rollout existed", f.staged)
