@@ -198,7 +198,12 @@ func (w *Watched[T]) Deciding(match func(T) bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for item, since := range w.unsettled {
-		if time.Since(since) < DecidingPatience && match(item) {
+		if time.Since(since) >= DecidingPatience {
+			// Reported no more: the map keeps only what it reports.
+			delete(w.unsettled, item)
+			continue
+		}
+		if match(item) {
 			return true
 		}
 	}

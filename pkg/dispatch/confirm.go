@@ -56,15 +56,18 @@ var errWorkChanged = errors.New("the Work changed since the cache read it")
 // the member what the hold stopped. It costs one read per pass that
 // writes to a member, none for a pass that finds the member up to date.
 func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Work) error {
+	binding := bindingOf(work)
+	kinds, keys := templates(work)
 	if r.HubCaches != nil {
-		if err := r.HubCaches.Current(bindingOf(work), templateKinds(work)...); err != nil {
+		if err := r.HubCaches.Current(binding, kinds...); err != nil {
 			return fmt.Errorf("%w: %w", errHubBehind, err)
 		}
 	}
-	if r.Holds == nil {
-	} else if controller, key := r.Holds.Deciding(append(templateKeys(work), bindingOf(work))...); controller != "" {
-		return fmt.Errorf("%w: the %s controller is deciding a hold change of %s, which may withdraw this release: the Work waits for it",
-			errHoldDeciding, controller, key)
+	if r.Holds != nil {
+		if controller, key := r.Holds.Deciding(append(keys, binding)...); controller != "" {
+			return fmt.Errorf("%w: the %s controller is deciding a hold change of %s, which may withdraw this release: the Work waits for it",
+				errHoldDeciding, controller, key)
+		}
 	}
 	if r.HubReader == nil {
 		return nil
@@ -96,31 +99,20 @@ func bindingOf(work *workv1alpha1.Work) string {
 	return ""
 }
 
-// templateKeys are the catchup.TemplateKey of the Work's manifests: the
-// templates the detector decided it from.
-func templateKeys(work *workv1alpha1.Work) []string {
-	var keys []string
+// templates are the Work's manifests' kinds (whose hub caches its
+// decision read) and their catchup.TemplateKey (the templates the
+// detector decided it from), from one read of each manifest's head.
+func templates(work *workv1alpha1.Work) (kinds []schema.GroupKind, keys []string) {
 	for _, m := range work.Spec.Workload.Manifests {
 		var head struct {
 			metav1.TypeMeta   `json:",inline"`
 			metav1.ObjectMeta `json:"metadata"`
 		}
 		if err := json.Unmarshal(m.Raw, &head); err == nil {
-			keys = append(keys, catchup.TemplateKey(head.GroupVersionKind().GroupKind(), head.Namespace, head.Name))
+			gk := head.GroupVersionKind().GroupKind()
+			kinds = append(kinds, gk)
+			keys = append(keys, catchup.TemplateKey(gk, head.Namespace, head.Name))
 		}
 	}
-	return keys
-}
-
-// templateKinds are the kinds of the Work's manifests: the template kinds
-// whose hub caches its decision read.
-func templateKinds(work *workv1alpha1.Work) []schema.GroupKind {
-	var kinds []schema.GroupKind
-	for _, m := range work.Spec.Workload.Manifests {
-		var head metav1.TypeMeta
-		if err := json.Unmarshal(m.Raw, &head); err == nil {
-			kinds = append(kinds, head.GroupVersionKind().GroupKind())
-		}
-	}
-	return kinds
+	return kinds, keys
 }
