@@ -145,7 +145,7 @@ func startOnFreePort(start func(port int) (*process, error)) (*process, error) {
 	var err error
 	for range portAttempts {
 		var port int
-		if port, err = freePort(); err != nil {
+		if port, err = FreePort(); err != nil {
 			return nil, fmt.Errorf("choosing a port: %w", err)
 		}
 		var p *process
@@ -156,7 +156,10 @@ func startOnFreePort(start func(port int) (*process, error)) (*process, error) {
 	return nil, err
 }
 
-func freePort() (int, error) {
+// FreePort is a TCP port on the loopback nothing listens on now (another
+// program may take it before the caller does: callers start what binds it
+// at once).
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -37,7 +37,7 @@ func TestListenerOwned(t *testing.T) {
 	if owned, ok := listenerOwned(other.Process.Pid, port); !ok || owned {
 		t.Fatalf("listenerOwned(another process, %d) = %v, %v; want false, true", port, owned, ok)
 	}
-	free, err := freePort()
+	free, err := FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,12 +133,12 @@ type options struct {
 // as the install manifests run, so a kill meets a standby.
 const defaultReplicas = 2
 
-// allFaults are the faults a run injects unless --faults says otherwise.
-var allFaults = []string{faultKillController, faultPauseMember, faultRestartHub, faultRestartEtcd}
-
-// optionalFaults are injected only when --faults names them: lag-informers
-// (lag.go) puts a proxy between the controllers and the hub.
-var optionalFaults = []string{faultLagInformers}
+// allFaults are the faults a run injects unless --faults says otherwise:
+// besides the kills, freezes and restarts (faults.go), lag-informers
+// (lag.go) puts a proxy between the controllers and the hub, and
+// skew-clocks (skew.go) sends gate requests by the CLI and the webhook on
+// skewed clocks.
+var allFaults = []string{faultKillController, faultPauseMember, faultRestartHub, faultRestartEtcd, faultLagInformers, faultSkewClocks}
 
 // Exit codes: a violation (or no convergence) is 1; the run could not be
 // made or judged (the fleet did not start, a write failed) is 2.
@@ -165,7 +165,7 @@ func main() {
 	flag.StringVar(&o.keepLog, "controller-log", "", "copy the controller's log (every run of it, --v=1) here at the end")
 	faults := flag.String("faults", strings.Join(allFaults, ","),
 		"faults to inject, comma-separated; one left out is still drawn, so the operations stay those of the seed; "+
-			"also "+strings.Join(optionalFaults, ", ")+", only when named")
+			"the faults are "+strings.Join(allFaults, ", "))
 	flag.IntVar(&o.replicas, "replicas", defaultReplicas,
 		"replicas of `federator controller`, with leader election (one leads, the others stand by); a kill hits any of them")
 	flag.IntVar(&o.settleEvery, "settle-every", 0,
@@ -199,8 +199,8 @@ func main() {
 		switch f = strings.TrimSpace(f); f {
 		case "":
 		default:
-			if !slices.Contains(allFaults, f) && !slices.Contains(optionalFaults, f) {
-				fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s\n", f, strings.Join(slices.Concat(allFaults, optionalFaults), ", "))
+			if !slices.Contains(allFaults, f) {
+				fmt.Fprintf(os.Stderr, "chaos: --faults: unknown fault %q; the faults are %s\n", f, strings.Join(allFaults, ", "))
 				os.Exit(exitError)
 			}
 			o.faults[f] = true
@@ -273,7 +273,7 @@ func (o options) replayArgs() []string {
 	if o.settleEvery > 0 {
 		args = append(args, fmt.Sprintf("--settle-every=%d", o.settleEvery))
 	}
-	if len(o.faults) != len(allFaults) || o.faults[faultLagInformers] {
+	if !slices.Equal(slices.Sorted(maps.Keys(o.faults)), slices.Sorted(slices.Values(allFaults))) {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(o.faults)), ","))
 	}
 	return args

@@ -112,8 +112,8 @@ func (g gateState) changes(from, to time.Time) []time.Time {
 
 // request is what `federator gate open|close NAME [--for D]` writes at now
 // (cmd/federator/cli/gate.go): the request timed now; with --for the
-// opposite request D later, so the gate flips back then; without, a
-// pending opposite request (timed after now) is cancelled.
+// opposite request D later, so the gate flips back then; without, the
+// opposite request is removed (the webhook's calls too, pkg/gate).
 func (g gateState) request(open bool, now time.Time, d time.Duration) gateState {
 	this, opposite := &g.OpenAt, &g.CloseAt
 	if !open {
@@ -123,7 +123,7 @@ func (g gateState) request(open bool, now time.Time, d time.Duration) gateState 
 	switch {
 	case d > 0:
 		*opposite = now.Add(d)
-	case opposite.After(now):
+	default:
 		*opposite = time.Time{}
 	}
 	return g

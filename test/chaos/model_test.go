@@ -58,7 +58,7 @@ func TestAGateRequestWritesWhatTheCLIWrites(t *testing.T) {
 		{"open --for 3s writes the close 3s on", gateState{}, true, 3 * time.Second, gateState{OpenAt: at(1000), CloseAt: at(4000)}},
 		{"close --for 2s writes the open 2s on", gateState{OpenAt: at(0)}, false, 2 * time.Second, gateState{OpenAt: at(3000), CloseAt: at(1000)}},
 		{"open cancels a pending close", gateState{OpenAt: at(0), CloseAt: at(5000)}, true, 0, gateState{OpenAt: at(1000)}},
-		{"open keeps a close that has come", gateState{OpenAt: at(0), CloseAt: at(500)}, true, 0, gateState{OpenAt: at(1000), CloseAt: at(500)}},
+		{"open removes a close that has come too, as the CLI and the webhook do", gateState{OpenAt: at(0), CloseAt: at(500)}, true, 0, gateState{OpenAt: at(1000)}},
 		{"close cancels a pending open", gateState{OpenAt: at(5000), CloseAt: at(0)}, false, 0, gateState{CloseAt: at(1000)}},
 		{"spec.window is kept", gateState{Window: time.Second}, true, 0, gateState{Window: time.Second, OpenAt: at(1000)}},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -40,6 +41,7 @@ const (
 	faultRestartHub        = "restart-hub"
 	faultRestartEtcd       = "restart-member-etcd"
 	faultLagInformers      = "lag-informers"
+	faultSkewClocks        = "skew-clocks"
 	opSelfTestDirectMember = "self-test-direct-member-write"
 )
 
@@ -68,6 +70,11 @@ type op struct {
 	// (removes their annotations) rather than suspends them.
 	Clusters []string
 	Resume   bool
+	// Caller sends a gate open or close with skew-clocks (skew.go): the
+	// CLI or the webhook on a clock Skew off ("": an annotation this
+	// program writes, on the hub's clock).
+	Caller string
+	Skew   time.Duration
 }
 
 func (o op) String() string {
@@ -103,6 +110,9 @@ func (o op) String() string {
 	}
 	if o.Stage != "" {
 		s += " --stage " + o.Stage
+	}
+	if o.Caller != "" {
+		s += fmt.Sprintf(" (by the %s, its clock %+v off)", o.Caller, o.Skew)
 	}
 	return s
 }

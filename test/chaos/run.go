@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -51,6 +52,9 @@ type chaosRun struct {
 	// of the episode running now, -1 when none (lag.go).
 	lag     *lagProxy
 	lagging int
+	// callers send gate requests on skewed clocks, when skew-clocks is
+	// among the faults (skew.go); nil otherwise.
+	callers *gateCallers
 
 	recorders []*memberRecorder
 	// foreign record each member's own object (foreign.go).
@@ -139,6 +143,21 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	r.ctrls = newReplicas(o.replicas, o.federator, kubeconfig, dir,
 		[]string{"--v=1", "--metrics-bind-address=0", "--webhook-bind-address=0", "--cluster-status-interval=1s",
 			"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"})
+	if o.faults[faultSkewClocks] {
+		// Each replica serves the gate webhook on a port of its own; the
+		// leader's answers.
+		var webhooks []string
+		for _, c := range r.ctrls {
+			port, err := fleet.FreePort()
+			if err != nil {
+				return nil, err
+			}
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			c.args = append(slices.Clip(c.args), "--webhook-bind-address="+addr)
+			webhooks = append(webhooks, "http://"+addr)
+		}
+		r.callers = newGateCallers(o.seed, r.fleet.Hub.KubeconfigPath, webhooks)
+	}
 	if err := r.ctrls.startAll(ctx); err != nil {
 		return nil, err
 	}
@@ -263,6 +282,11 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 		}
 	}
 	s := initialState(first)
+	if r.callers != nil {
+		if err := r.hub.Create(ctx, r.callers.secret()); err != nil {
+			return nil, fmt.Errorf("create the gates' token Secret: %w", err)
+		}
+	}
 	if err := r.hub.Create(ctx, policyFor(s, r.names)); err != nil {
 		return nil, fmt.Errorf("create policy: %w", err)
 	}
@@ -347,15 +371,29 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			}
 		}
 		o, next := g.next(r.current())
+		if o.Kind == opGateOpen || o.Kind == opGateClose {
+			r.callers.draw(&o)
+		}
 		sent := time.Now()
-		if err := write(ctx, r.hub, o, &next, r.names, r.o.workloads, &sent); err != nil {
+		var refused *refusal
+		switch err := write(ctx, r.hub, r.callers, o, &next, r.names, r.o.workloads, &sent); {
+		case errors.As(err, &refused):
+			// The hub refused the call: the gate is as it was.
+			next = r.current()
+			logf("step %d, %s: %v", step, o, err)
+			r.callers.refused++
+		case err != nil:
 			return nil, fmt.Errorf("step %d, %s: %w", step, o, err)
 		}
 		done := time.Now()
 		if o.Kind == opDeletePolicy {
 			next.DeletedSent, next.DeletedDone = sent, done
 		}
-		r.record(step, o.String(), sent, done, next)
+		what := o.String()
+		if refused != nil {
+			what += " (refused)"
+		}
+		r.record(step, what, sent, done, next)
 		r.ops[o.Kind]++
 		pause := time.Duration(g.rng.Intn(500)) * time.Millisecond
 		select {

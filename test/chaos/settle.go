@@ -124,7 +124,7 @@ func (r *chaosRun) writeOp(ctx context.Context, step int, label string, o op, ch
 	n := r.current().clone()
 	change(&n)
 	sent := time.Now()
-	if err := write(ctx, r.hub, o, &n, r.names, r.o.workloads, &sent); err != nil {
+	if err := write(ctx, r.hub, r.callers, o, &n, r.names, r.o.workloads, &sent); err != nil {
 		return fmt.Errorf("%s, %s: %w", label, o, err)
 	}
 	r.record(step, label+" "+o.String(), sent, time.Now(), n)

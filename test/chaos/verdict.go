@@ -70,11 +70,19 @@ func (r *chaosRun) verdict(res *result) int {
 			violations = append(violations, v)
 		}
 	}
+	if r.callers != nil {
+		// A gate request the hub stored timed off its clock is a
+		// violation, said in a line like a change of a member's own object.
+		foreign = append(foreign, r.callers.offClock...)
+	}
 	f := figures{seed: r.o.seed, steps: r.o.steps, args: r.o.replayArgs(), took: time.Since(r.began), ops: r.ops, replicas: r.o.replicas, exited: r.restarted,
 		stored: len(all), objects: objects, staged: staged, removals: len(removals), owned: owned, writes: len(r.intents),
 		grace: r.o.grace, violations: len(violations) + len(foreign), gaps: len(gaps),
 		converged: res.converged, convergedInTime: len(res.stale) == 0, converge: r.o.converge,
 		settles: res.settles, unsettled: len(res.unsettled)}
+	if r.callers != nil {
+		f.skewed, f.refused, f.offClock = r.callers.byCaller, r.callers.refused, len(r.callers.offClock)
+	}
 	for _, fl := range r.faults {
 		switch fl.Kind {
 		case faultKillController:

@@ -24,8 +24,13 @@ type figures struct {
 	// were started again.
 	kills, pauses, hubRestarts, etcdRestarts, exited int
 	// lags are lag-informers episodes (only when --faults names it).
-	lags     int
-	replicas int
+	lags int
+	// skewed are the gate requests skew-clocks sent by caller (the CLI,
+	// the webhook), refused those the webhook refused, offClock those the
+	// hub stored timed off its clock (violations too).
+	skewed            map[string]int
+	refused, offClock int
+	replicas          int
 	// stored versions recorded on objects member objects, staged of them
 	// while a Rollout existed; removals are member deletions checked,
 	// owned the objects the hub never placed, writes the user writes the
@@ -68,6 +73,10 @@ func (f figures) summary() string {
 	if f.lags > 0 {
 		s += fmt.Sprintf("; %d informer lags (one kind's watch events up to %s late)", f.lags, maxLag)
 	}
+	if f.skewed != nil {
+		s += fmt.Sprintf("; gate requests on clocks up to %s off: %d by the CLI, %d by the webhook and %d it refused, %d stored off the hub's clock",
+			maxSkew, f.skewed[callerCLI], f.skewed[callerWebhook], f.refused, f.offClock)
+	}
 	if f.convergedInTime {
 		s += fmt.Sprintf("; converged %s after the final resume", f.converged.Round(time.Millisecond))
 	}
@@ -98,6 +107,11 @@ func (f figures) table() string {
 	row("faults: member etcd restarts", f.etcdRestarts)
 	if f.lags > 0 {
 		row("faults: informer lags", f.lags)
+	}
+	if f.skewed != nil {
+		row(fmt.Sprintf("faults: gate requests by the CLI on a clock up to %s off", maxSkew), f.skewed[callerCLI])
+		row(fmt.Sprintf("faults: gate requests by the webhook on a clock up to %s off, taken (refused)", maxSkew), fmt.Sprintf("%d (%d)", f.skewed[callerWebhook], f.refused))
+		row("gate requests stored off the hub's clock (violations)", f.offClock)
 	}
 	row("replicas that exited by themselves (started again)", f.exited)
 	row(fmt.Sprintf("checked: stored versions, on %d member objects", f.objects), f.stored)

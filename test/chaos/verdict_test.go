@@ -49,6 +49,33 @@ func TestTheReplayLineCarriesTheFlagsThatChangeARun(t *testing.T) {
 	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--ready-deployments=false'"; got != want {
 		t.Errorf("without the status writer: %q, want %q", got, want)
 	}
+	o = defaults
+	o.faults = map[string]bool{faultKillController: true, faultLagInformers: true}
+	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--faults=kill-controller,lag-informers'"; got != want {
+		t.Errorf("with two faults: %q, want %q", got, want)
+	}
+}
+
+// With skew-clocks the figures say who sent the gate requests, how many
+// the webhook refused and how many the hub stored off its clock.
+func TestTheFiguresSayWhoSentTheGateRequests(t *testing.T) {
+	f := figures{seed: 1, steps: 10, ops: map[string]int{opGateOpen: 9}, skewed: map[string]int{callerCLI: 4, callerWebhook: 3}, refused: 2, offClock: 1}
+	if want := "gate requests on clocks up to 10m0s off: 4 by the CLI, 3 by the webhook and 2 it refused, 1 stored off the hub's clock"; !strings.Contains(f.summary(), want) {
+		t.Errorf("summary %q does not say %q", f.summary(), want)
+	}
+	for _, row := range []string{
+		"| faults: gate requests by the CLI on a clock up to 10m0s off | 4 |\n",
+		"| faults: gate requests by the webhook on a clock up to 10m0s off, taken (refused) | 3 (2) |\n",
+		"| gate requests stored off the hub's clock (violations) | 1 |\n",
+	} {
+		if !strings.Contains(f.table(), row) {
+			t.Errorf("the table has no row %q:\n%s", row, f.table())
+		}
+	}
+	f.skewed = nil
+	if strings.Contains(f.summary()+f.table(), "gate requests") {
+		t.Errorf("without skew-clocks the figures speak of gate requests:\n%s\n%s", f.summary(), f.table())
+	}
 }
 
 // With workloads the members' own controllers write Deployment and Job

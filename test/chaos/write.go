@@ -10,6 +10,7 @@ import (
 	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -116,7 +117,9 @@ func clusterListPatch(o op, next state) []byte {
 // fills in its times). sent is when the write that took effect was sent
 // (a retried write moves it). workloads: the members run workloads, and a
 // Job template is created to run (newTemplate).
-func write(ctx context.Context, hub client.Client, o op, next *state, members []string, workloads bool, sent *time.Time) error {
+// callers sends the gate requests of a run with skew-clocks (nil: every
+// one is an annotation this program writes).
+func write(ctx context.Context, hub client.Client, callers *gateCallers, o op, next *state, members []string, workloads bool, sent *time.Time) error {
 	patch := func(obj client.Object, raw []byte) error {
 		return hub.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw))
 	}
@@ -154,6 +157,9 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 		if w := next.Gates[o.Gate].Window; w > 0 {
 			gate.Spec.Window = &metav1.Duration{Duration: w}
 		}
+		if callers != nil {
+			gate.Spec.SecretRef = &corev1.LocalObjectReference{Name: gateTokenSecret}
+		}
 		if next.Gates[o.Gate].Scheduled {
 			gate.Spec.Schedules = []gatingv1alpha1.GateSchedule{{Name: "every-minute", Cron: "* * * * *",
 				Duration: metav1.Duration{Duration: scheduleOpen}, Action: gatingv1alpha1.ActionOpen}}
@@ -163,7 +169,7 @@ func write(ctx context.Context, hub client.Client, o op, next *state, members []
 	case opGateDelete:
 		return hub.Delete(ctx, gateObject(o.Gate))
 	case opGateOpen, opGateClose:
-		return requestGate(ctx, hub, o, next, sent)
+		return requestGate(ctx, hub, callers, o, next, sent)
 	case opSuspendAll, opSuspendOn:
 		// A merge patch keeps what it does not name: null removes.
 		var dispatching, on any
@@ -247,12 +253,12 @@ func gateObject(name string) *gatingv1alpha1.Gate {
 
 // requestGate writes what `federator gate open|close NAME [--for D]`
 // writes (gateState.request), timed when it is sent, and puts those times
-// into next. A request about to come into force (within requestMargin) is
+// into next; or, with a caller, has that caller send it (skew.go). A request about to come into force (within requestMargin) is
 // waited out rather than overwritten or cancelled: the gate controller may
 // record it as applied while the write is on its way, and an applied
 // request newer than every annotation stays in force (pkg/gatestate),
 // which the model does not follow.
-func requestGate(ctx context.Context, hub client.Client, o op, next *state, sent *time.Time) error {
+func requestGate(ctx context.Context, hub client.Client, callers *gateCallers, o op, next *state, sent *time.Time) error {
 	open := o.Kind == opGateOpen
 	g := next.Gates[o.Gate]
 	for _, at := range []time.Time{g.OpenAt, g.CloseAt} {
@@ -263,6 +269,9 @@ func requestGate(ctx context.Context, hub client.Client, o op, next *state, sent
 			case <-time.After(wait + 100*time.Millisecond):
 			}
 		}
+	}
+	if o.Caller != callerAnnotation {
+		return callers.send(ctx, hub, o, next, sent)
 	}
 	now := time.Now().UTC()
 	*sent = now
