@@ -219,6 +219,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.writeStatus(ctx, ro, before)
 	}
 	out := Step(in)
+	if again, err := r.confirmStageGates(ctx, ro, &in, out, now); err != nil {
+		return ctrl.Result{}, err
+	} else if again {
+		out = Step(in)
+	}
 	events = append(events, out.Events...)
 	out.Status.Conditions = ro.Status.Conditions
 	out.Status.ObservedGeneration = ro.Obj.GetGeneration()

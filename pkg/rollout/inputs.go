@@ -148,7 +148,7 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 		}
 		slices.Sort(st.Clusters)
 		st.MaxConcurrency, st.ConcurrencyProblem = concurrency(s.MaxConcurrency, len(st.Clusters))
-		hold, next, err := r.gateHold(ctx, ro, s)
+		hold, next, err := r.gateHold(ctx, r.Client, ro, s, now)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -174,9 +174,10 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 	return out, recheck, nil
 }
 
-// gateHold judges the stage's gates by the clock: "" when all are open,
-// else what holds, fail safe (a missing gate holds).
-func (r *Reconciler) gateHold(ctx context.Context, ro revision.Rollout, s rolloutsv1alpha1.Stage) (string, time.Time, error) {
+// gateHold judges the stage's gates, read through reader, by the clock at
+// now: "" when all are open, else what holds, fail safe (a missing gate
+// holds).
+func (r *Reconciler) gateHold(ctx context.Context, reader client.Reader, ro revision.Rollout, s rolloutsv1alpha1.Stage, now time.Time) (string, time.Time, error) {
 	var msgs []string
 	var next time.Time
 	for _, ref := range s.Gates {
@@ -189,7 +190,7 @@ func (r *Reconciler) gateHold(ctx context.Context, ro revision.Rollout, s rollou
 			continue
 		}
 		g := &gatingv1alpha1.Gate{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, g)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, g)
 		if apierrors.IsNotFound(err) {
 			msgs = append(msgs, fmt.Sprintf("gate '%s/%s' does not exist: create it, or remove it from the stage's gates", ns, name))
 			continue
@@ -197,7 +198,7 @@ func (r *Reconciler) gateHold(ctx context.Context, ro revision.Rollout, s rollou
 		if err != nil {
 			return "", time.Time{}, err
 		}
-		e := gatestate.At(g, r.now())
+		e := gatestate.At(g, now)
 		if e.NextChange != nil && (next.IsZero() || e.NextChange.Before(next)) {
 			next = *e.NextChange
 		}
@@ -206,4 +207,44 @@ func (r *Reconciler) gateHold(ctx context.Context, ro revision.Rollout, s rollou
 		}
 	}
 	return strings.Join(msgs, "; "), next, nil
+}
+
+// confirmStageGates reads again, past the cache, the gates of every stage
+// that out would start (release a cluster of at the revision that the
+// prior status had not released at it), as the binding controller confirms its holders
+// before a release: a gate closed just before, while the Gate informer
+// lagged, holds. It puts what they say into in and reports whether a
+// gate the cache had as open is closed (the step is then taken again).
+func (r *Reconciler) confirmStageGates(ctx context.Context, ro revision.Rollout, in *Input, out Output, now time.Time) (bool, error) {
+	if in.Initial {
+		return false, nil // the first revision is released everywhere at once
+	}
+	had := map[string]bool{}
+	for _, c := range in.Prior.Clusters {
+		if c.Revision == in.Revision && c.State != rolloutsv1alpha1.StatePending {
+			had[c.Name] = true
+		}
+	}
+	starting := map[string]bool{}
+	for _, c := range out.Status.Clusters {
+		if c.Revision == in.Revision && c.State != rolloutsv1alpha1.StatePending && !had[c.Name] {
+			starting[c.Stage] = true
+		}
+	}
+	changed := false
+	for _, s := range ro.Spec.Stages {
+		if !starting[s.Name] || len(s.Gates) == 0 {
+			continue
+		}
+		hold, _, err := r.gateHold(ctx, r.fresh(), ro, s, now)
+		if err != nil {
+			return false, err
+		}
+		for i := range in.Stages {
+			if in.Stages[i].Name == s.Name && hold != "" && in.Stages[i].GateHold == "" {
+				in.Stages[i].GateHold, changed = hold, true
+			}
+		}
+	}
+	return changed, nil
 }
