@@ -195,6 +195,9 @@ func (g *generator) next(s state) (op, state) {
 		n.PolicyGates = toggle(n.PolicyGates, o.Gate)
 	case opRolloutCreate:
 		n.Rollout = &rolloutState{Stages: chaosStages(g.members)}
+		if g.gates {
+			n.Rollout.Stages = gatedStages(g.members)
+		}
 	case opRolloutPause:
 		n.Rollout.Paused = !n.Rollout.Paused
 	case opRolloutPromote:

@@ -20,6 +20,9 @@ type stageSpec struct {
 	Soak time.Duration
 	// Pause: the stage waits for `federator rollout promote`.
 	Pause bool
+	// Gates are the stage's gates: it starts only while every one exists
+	// and is open (a closed or missing one holds it; pkg/rollout).
+	Gates []string
 }
 
 // rolloutState is the Rollout (rollouts.federator.dev) over the chaos
@@ -43,6 +46,9 @@ func (r *rolloutState) clone() *rolloutState {
 	}
 	c := *r
 	c.Stages = slices.Clone(r.Stages)
+	for i := range c.Stages {
+		c.Stages[i].Gates = slices.Clone(r.Stages[i].Gates)
+	}
 	c.Promoted = maps.Clone(r.Promoted)
 	return &c
 }
@@ -194,7 +200,43 @@ func (c *checker) stageReady(r *rolloutState, s stored, introduced time.Time) (t
 			ready = p
 		}
 	}
+	if k < len(r.Stages) && c.placedThroughout(s.Member, introduced, to) {
+		for _, gate := range r.Stages[k].Gates {
+			if !c.gateOpenBetween(gate, ready, to) {
+				return ready, fmt.Sprintf("its stage '%s' waits for gate '%s', which was closed or missing from then to the store", r.Stages[k].Name, gate)
+			}
+		}
+	}
 	return ready, ""
+}
+
+// gateOpenBetween is whether gate was open at some instant of [from, to]
+// by a state the user wrote that counted then: each from when it was sent
+// until the next write returned, plus the grace (a close a controller has
+// not yet seen). A stage waits for its gates only to start: once one of
+// its clusters is released at a revision, the gates no longer matter to
+// it (pkg/rollout's machine), so this is necessary, not sufficient.
+func (c *checker) gateOpenBetween(gate string, from, to time.Time) bool {
+	for j, in := range c.intents {
+		end := forever
+		if j+1 < len(c.intents) {
+			end = c.intents[j+1].Done.Add(c.grace)
+		}
+		lo, hi := in.Sent, end
+		if from.After(lo) {
+			lo = from
+		}
+		if to.Before(hi) {
+			hi = to
+		}
+		if lo.After(hi) {
+			continue
+		}
+		if g, ok := in.State.Gates[gate]; ok && g.openDuring(lo, hi) {
+			return true
+		}
+	}
+	return false
 }
 
 // stageHold says why no Rollout the user wrote released s's version to

@@ -87,17 +87,7 @@ func TestCheckerJudgesStoresAgainstTheRolloutsStages(t *testing.T) {
 		{"anywhere once the Rollout is deleted", store("member3", "v5", 61500), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := c.check(tc.store)
-			if v != nil && v.Why == "" {
-				t.Fatalf("the holds did not release it; the case is wrong:\n%s", c.report(v, members, t0))
-			}
-			if (v != nil) != tc.stage {
-				why := ""
-				if v != nil {
-					why = v.Why
-				}
-				t.Fatalf("stage violation = %v (%s), want %v", v != nil, why, tc.stage)
-			}
+			v := stageVerdict(t, c, tc.store, members, tc.stage)
 			if v != nil {
 				if r := c.report(v, members, t0); !strings.Contains(r, "no Rollout the user wrote had released") || !strings.Contains(r, "| rollout ") {
 					t.Fatalf("the report does not say the Rollout held it:\n%s", r)
@@ -167,4 +157,80 @@ func TestRolloutOperationsAreChosenOnlyWhereTheyCanBeWritten(t *testing.T) {
 			t.Errorf("%s never chosen in 6000 operations", k)
 		}
 	}
+}
+
+// A stage with gates starts only while they are open: a version reaches
+// its cluster only if the gate was open at some instant between the
+// version's first write and the store; a deleted gate holds.
+func TestCheckerJudgesAStageByItsGates(t *testing.T) {
+	members := []string{"member1", "member2", "member3"}
+	var history []intent
+	s := initialState(map[string]string{"web": "v1"})
+	add := func(ms int, what string, change func(*state)) {
+		s = with(s, change)
+		history = append(history, intent{Step: len(history), Op: what, Sent: at(ms), Done: at(ms + 10), State: s})
+	}
+	version := func(v string) func(*state) {
+		return func(s *state) { ts := s.Templates["web"]; ts.Version = v; s.Templates["web"] = ts }
+	}
+	promote := func(ms int) func(*state) {
+		return func(s *state) { s.Rollout.Promoted = map[string]time.Time{promotedStage: at(ms)} }
+	}
+	// t0 is on a minute: the scheduled gate is open in [0, 20 s) and
+	// [60 s, 80 s) by its schedule.
+	add(0, "setup", func(*state) {})
+	add(1000, "gate-create scheduled", func(s *state) { s.Gates = map[string]gateState{stageGate: {Scheduled: true}} })
+	add(1500, "rollout-create", func(s *state) { s.Rollout = &rolloutState{Stages: gatedStages(members)} })
+	add(25000, "v2", version("v2"))
+	add(30000, "rollout-promote", promote(30000))
+	add(40000, "gate-open scheduled", func(s *state) { s.Gates[stageGate] = s.Gates[stageGate].request(true, at(40000), 0) })
+	add(45000, "gate-delete scheduled", func(s *state) { delete(s.Gates, stageGate) })
+	add(46000, "v3", version("v3"))
+	add(50000, "rollout-promote", promote(50000))
+	store := func(member, v string, ms int) stored {
+		return stored{Template: "web", Member: member, Version: v, Written: at(ms), Observed: at(ms + 50)}
+	}
+	c := &checker{intents: history, grace: 2 * time.Second, stores: []stored{store("member1", "v2", 27500), store("member1", "v3", 46500)}}
+	for _, tc := range []struct {
+		name  string
+		store stored
+		stage bool
+	}{
+		{"promoted, but its gate closed since the version was written", store("member2", "v2", 31000), true},
+		{"promoted, and its gate opened by a request", store("member2", "v2", 40500), false},
+		{"promoted, the gate's schedule window come, but the gate deleted", store("member2", "v3", 61000), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := stageVerdict(t, c, tc.store, members, tc.stage)
+			if v != nil && !strings.Contains(v.Why, "waits for gate 'scheduled'") {
+				t.Fatalf("the violation does not name the stage's gate: %s", v.Why)
+			}
+		})
+	}
+	// Without the gate on the stage, the first store was the promote's.
+	c.intents[2].State.Rollout.Stages[1].Gates = nil
+	for i := 3; i < len(c.intents); i++ {
+		c.intents[i].State.Rollout.Stages[1].Gates = nil
+	}
+	if v := c.check(store("member2", "v2", 31000)); v != nil {
+		t.Fatalf("without the stage's gate: %s", v.Why)
+	}
+}
+
+// stageVerdict is the checker's verdict on store, which the holds released:
+// a violation by the Rollout's stages exactly when stage.
+func stageVerdict(t *testing.T, c *checker, store stored, members []string, stage bool) *violation {
+	t.Helper()
+	v := c.check(store)
+	if v != nil && v.Why == "" {
+		t.Fatalf("the holds did not release it; the case is wrong:\n%s", c.report(v, members, t0))
+	}
+	if (v != nil) != stage {
+		why := ""
+		if v != nil {
+			why = v.Why
+		}
+		t.Fatalf("stage violation = %v (%s), want %v", v != nil, why, stage)
+	}
+	return v
 }

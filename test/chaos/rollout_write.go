@@ -40,11 +40,25 @@ func chaosStages(members []string) []stageSpec {
 		{Name: promotedStage, Clusters: members[1:2], Pause: true}}
 }
 
+// stageGate is the gate the promoted stage waits for too, in runs with
+// Gates: the scheduled one, a maintenance window that opens for 20 s
+// every minute, which the run also opens, closes and deletes while
+// Rollouts walk.
+const stageGate = "scheduled"
+
+// gatedStages are chaosStages with the promoted stage waiting for
+// stageGate.
+func gatedStages(members []string) []stageSpec {
+	stages := chaosStages(members)
+	stages[1].Gates = []string{stageGate}
+	return stages
+}
+
 func rolloutObject(r *rolloutState) *rolloutsv1alpha1.Rollout {
 	ro := &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: rolloutName},
 		Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: policyName}}}
 	for _, st := range r.Stages {
-		stage := rolloutsv1alpha1.Stage{Name: st.Name, Clusters: st.Clusters, Pause: st.Pause}
+		stage := rolloutsv1alpha1.Stage{Name: st.Name, Clusters: st.Clusters, Pause: st.Pause, Gates: st.Gates}
 		if st.Soak > 0 {
 			stage.MinSuccessTime = &metav1.Duration{Duration: st.Soak}
 		}
