@@ -65,8 +65,9 @@
 // A Rollout's stages (rollout.go): a version every hold released must
 // also have been released by the Rollout, if one existed, before it was
 // stored: every placed cluster of an earlier stage stored it a soak
-// before, a stage that pauses was promoted after it was written, and the
-// Rollout was not paused (plus the grace).
+// before, a stage that pauses was promoted after it was written, a stage
+// with gates had them open at some instant since, and the Rollout was not
+// paused (plus the grace).
 //
 // `make chaos [SEED=N] [STEPS=N]` runs it, `make chaos-long` the long run
 // (1,000 operations on members that run workloads); a run prints its seed,
