@@ -201,7 +201,11 @@ func (r *chaosRun) lagEpisode(rng *rand.Rand) {
 		r.lagging = -1
 		return
 	}
-	resource := laggedResources[rng.Intn(len(laggedResources))]
+	kinds := r.o.lagResources
+	if len(kinds) == 0 {
+		kinds = laggedResources
+	}
+	resource := kinds[rng.Intn(len(kinds))]
 	delay := time.Duration(rng.Int63n(int64(maxLag)))
 	r.lag.lag(resource, delay)
 	r.lagging = len(r.faults)

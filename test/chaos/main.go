@@ -128,6 +128,9 @@ type options struct {
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
 	settleEvery int
+	// lagResources are the kinds lag-informers episodes choose from
+	// (laggedResources unless --lag-resources names fewer).
+	lagResources []string
 }
 
 // defaultReplicas is how many replicas of the controller a run starts: two,
@@ -194,7 +197,24 @@ func main() {
 			"and nothing stands in for the members' controllers (--ready-deployments is ignored); the operations and faults of a seed stay the same")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
+	lagResources := flag.String("lag-resources", strings.Join(laggedResources, ","),
+		"the kinds whose watch events lag-informers holds back, by resource name, comma-separated (fewer to hunt one path: "+
+			"an episode still comes at the same steps); the kinds are "+strings.Join(laggedResources, ", "))
 	flag.Parse()
+	for _, k := range strings.Split(*lagResources, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if !slices.Contains(laggedResources, k) {
+			fmt.Fprintf(os.Stderr, "chaos: --lag-resources: %q is not a kind it can lag; the kinds are %s\n", k, strings.Join(laggedResources, ", "))
+			os.Exit(exitError)
+		}
+		o.lagResources = append(o.lagResources, k)
+	}
+	if len(o.lagResources) == 0 {
+		fmt.Fprintln(os.Stderr, "chaos: --lag-resources names no kind; leave lag-informers out of --faults instead")
+		os.Exit(exitError)
+	}
 	o.faults = map[string]bool{}
 	for _, f := range strings.Split(*faults, ",") {
 		switch f = strings.TrimSpace(f); f {
@@ -276,6 +296,9 @@ func (o options) replayArgs() []string {
 	}
 	if !slices.Equal(slices.Sorted(maps.Keys(o.faults)), slices.Sorted(slices.Values(allFaults))) {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(o.faults)), ","))
+	}
+	if o.lagResources != nil && !slices.Equal(o.lagResources, laggedResources) {
+		args = append(args, "--lag-resources="+strings.Join(o.lagResources, ","))
 	}
 	return args
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,15 @@ func TestTheReplayLineCarriesTheFlagsThatChangeARun(t *testing.T) {
 	o.faults = map[string]bool{faultKillController: true, faultLagInformers: true}
 	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--faults=kill-controller,lag-informers'"; got != want {
 		t.Errorf("with two faults: %q, want %q", got, want)
+	}
+	o = defaults
+	o.lagResources = slices.Clone(laggedResources)
+	if got, want := o.replay(), "make chaos SEED=7 STEPS=80"; got != want {
+		t.Errorf("every kind lagged: %q, want %q", got, want)
+	}
+	o.lagResources = []string{"gates"}
+	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--lag-resources=gates'"; got != want {
+		t.Errorf("only the Gates lagged: %q, want %q", got, want)
 	}
 }
 
