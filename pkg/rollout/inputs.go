@@ -210,11 +210,11 @@ func (r *Reconciler) gateHold(ctx context.Context, reader client.Reader, ro revi
 }
 
 // confirmStageGates reads again, past the cache, the gates of every stage
-// that out would start (release a cluster of at the revision that the
-// prior status had not released at it), as the binding controller confirms its holders
-// before a release: a gate closed just before, while the Gate informer
-// lagged, holds. It puts what they say into in and reports whether a
-// gate the cache had as open is closed (the step is then taken again).
+// in which out releases a cluster the prior status had not released at
+// the revision, as the binding controller confirms its holders before a
+// release: a gate closed just before, while the Gate informer lagged,
+// holds. It puts what they say into in and reports whether a gate the
+// cache had as open is closed (the step is then taken again).
 func (r *Reconciler) confirmStageGates(ctx context.Context, ro revision.Rollout, in *Input, out Output, now time.Time) (bool, error) {
 	if in.Initial {
 		return false, nil // the first revision is released everywhere at once
