@@ -134,34 +134,9 @@ func claims(b client.Object, policyKind, namespace, name string) bool {
 
 // Changed says whether what cur's clusters get differs from what kept
 // (cur's binding in a kept revision; nil when the revision did not hold
-// it) says they got. A cluster the revision kept is compared by its own
-// hash; one it did not place (placed since, or kept before revisions were
-// kept per cluster) by the template's hash: a new placement alone is no
-// new revision. A cluster whose overrides cannot be applied now is no
-// change (it keeps the last manifest that could be built).
+// it) says they got; Diff says how.
 func Changed(kept *Template, cur Claimed) bool {
-	if kept == nil {
-		return true
-	}
-	if kept.Hash != cur.Hash && len(kept.Clusters) == 0 {
-		return true
-	}
-	for cluster, r := range cur.Clusters {
-		if r.Err != nil {
-			continue
-		}
-		was, ok := kept.For(cluster)
-		if !ok {
-			if kept.Hash != cur.Hash {
-				return true
-			}
-			continue
-		}
-		if was != r.Hash {
-			return true
-		}
-	}
-	return false
+	return len(Diff(kept, cur)) > 0
 }
 
 // Behind reports whether what the claimed templates send differs from what
@@ -180,13 +155,5 @@ func Behind(ctx context.Context, c client.Reader, ro Rollout, claimed []Claimed)
 	if err != nil {
 		return false, err
 	}
-	if len(kept) != len(claimed) {
-		return true, nil
-	}
-	for _, cl := range claimed {
-		if Changed(kept[BindingKey(cl.Binding)], cl) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return len(Changes(kept, claimed)) > 0, nil
 }

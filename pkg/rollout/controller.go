@@ -147,7 +147,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	placed := map[string]bool{}
-	changed := len(kept) != len(bindings)
+	claimed := make([]revision.Claimed, 0, len(bindings))
 	for _, b := range bindings {
 		if ro.Status.Revision == 0 && meta.FindStatusCondition(bindingConditions(b.Binding), workkeys.ConditionScheduled) == nil {
 			// The first revision is released everywhere at once; it is
@@ -158,16 +158,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		for _, t := range b.Spec.Clusters {
 			placed[t.Name] = true
 		}
-		if revision.Changed(kept[revision.BindingKey(b.Binding)], b.Claimed) {
-			changed = true
-		}
+		claimed = append(claimed, b.Claimed)
 	}
+	changes := revision.Changes(kept, claimed)
 
 	prior := *ro.Status.DeepCopy()
 	in := Input{Now: now, Revision: prior.Revision, Prior: prior, ProgressDeadline: DefaultProgressDeadline,
 		MaxFailures: ro.Spec.MaxFailures, Rollback: ro.Spec.OnFailure == rolloutsv1alpha1.OnFailureRollback}
 	var events []Event
-	if len(bindings) > 0 && (changed || prior.Revision == 0) {
+	if len(bindings) > 0 && (len(changes) > 0 || prior.Revision == 0) {
 		// The revision's content is kept before anything names it.
 		if err := r.keep(ctx, ro, prior.Revision+1, bindings); err != nil {
 			return ctrl.Result{}, err
@@ -176,8 +175,16 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		in.Initial = prior.Revision == 0
 		in.Prior.CurrentStage, in.Prior.SoakStartedAt = "", nil
 		if !in.Initial {
+			// What changed, said: a revision nobody edited for is then a
+			// cache or a render to look at, not a mystery.
 			events = append(events, Event{Reason: rolloutsv1alpha1.EventReasonRevisionStarted,
-				Message: fmt.Sprintf("revision %d: what the templates send changed (a template, or an override that applies to it); it starts from the first stage", in.Revision)})
+				Message: fmt.Sprintf("revision %d: what the templates send changed (a template, or an override that applies to it); it starts from the first stage; %s",
+					in.Revision, revision.Summary(changes))})
+			said := make([]string, len(changes))
+			for i, c := range changes {
+				said[i] = c.String()
+			}
+			ctrl.LoggerFrom(ctx).V(1).Info("revision started", "revision", in.Revision, "from", prior.Revision, "changes", said)
 		}
 	}
 	if d := ro.Spec.ProgressDeadline; d != nil {

@@ -2,6 +2,8 @@ package rollout
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,13 +126,17 @@ func TestReconcileTakesInAnOverrideChangeAsARevision(t *testing.T) {
 			t.Errorf("revision %d keeps %s for %s (rendered %v), want %s (%v)", tc.rev, image, tc.cluster, rendered, tc.image, tc.rendered)
 		}
 	}
-	var started bool
+	// The event says what changed: member2's content, by its override.
+	said := fmt.Sprintf("revision 2: what the templates send changed (a template, or an override that applies to it); it starts from the first stage; "+
+		"first: Deployment shop/web on member2 (content %s → %s; the template's is unchanged: an override that applies here)",
+		first.Clusters["member2"], h.stamp().Clusters["member2"])
+	var started []string
 	for len(h.events.Events) > 0 {
-		if e := <-h.events.Events; strings.Contains(e, v1.EventReasonRevisionStarted) && strings.Contains(e, "revision 2") {
-			started = true
+		if e := <-h.events.Events; strings.Contains(e, v1.EventReasonRevisionStarted) {
+			started = append(started, e)
 		}
 	}
-	if !started {
-		t.Errorf("no %s event for revision 2", v1.EventReasonRevisionStarted)
+	if want := "Normal " + v1.EventReasonRevisionStarted + " " + said; !slices.Equal(started, []string{want}) {
+		t.Errorf("%s events %q, want one: %q", v1.EventReasonRevisionStarted, started, want)
 	}
 }
