@@ -89,7 +89,11 @@ var _ = Describe("staged rollouts of an override change", func() {
 		tag("1.27-broken")
 		Eventually(func(g Gomega) {
 			ro := s.get()
-			g.Expect(ro.Status.Revision).To(Equal(int64(3)))
+			// A revision 4 says why it started (RevisionStarted names the
+			// template, the cluster and the hashes that changed).
+			g.Expect(ro.Status.Revision).To(Equal(int64(3)), func() string {
+				return "the Rollout's Events:\n" + strings.Join(eventsOn(w.hub, ns, "Rollout", name), "\n")
+			})
 			var member1 rolloutsv1alpha1.ClusterStatus
 			for _, c := range ro.Status.Clusters {
 				if c.Name == "member1" {
