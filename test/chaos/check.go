@@ -104,17 +104,18 @@ func (c *checker) released(i int, st state, template, member string) (string, []
 	return version, out
 }
 
-// stateVariants are the states intents[i] may stand for: its own and,
-// while the policy is deleted, that state with the deleted policy's
-// placement and the templates' versions as each state written within the
-// grace before the deletion had them. Only the holds of a policy being
+// stateVariants are the states intents[i] may stand for: its own, its
+// mixed views (mixedViews) and, while the policy is deleted, that state
+// with the deleted policy's placement, the templates' versions and the
+// overrides as each state written within the grace before the deletion
+// had them. Only the holds of a policy being
 // deleted are carried onto its bindings before it goes (its finalizer); a
 // placement or a version written just before may not have reached the
 // binding and its Works, which keep what they last had, as Karmada's do.
 // The holds stay the last state's.
 func (c *checker) stateVariants(i int) []state {
 	s := c.intents[i].State
-	out := []state{s}
+	out := append([]state{s}, c.mixedViews(i)...)
 	if s.PolicyExists || s.Frozen == nil {
 		return out
 	}
@@ -133,8 +134,53 @@ func (c *checker) stateVariants(i int) []state {
 			f.Templates[t] = ts
 		}
 		f.Unplaced = maps.Clone(alt.Unplaced)
+		f.Override, f.Labeled = alt.Override, maps.Clone(alt.Labeled)
 		v.Frozen = &f
 		out = append(out, v)
+	}
+	return out
+}
+
+// mixedViews are intents[i]'s state with the OverridePolicy, or the
+// Cluster labels, of a neighbouring state that counted at the same time:
+// a controller renders a member's copy from its caches of the template,
+// the OverridePolicies and the Clusters, each of which may show a
+// different write when writes come close together (or one informer
+// lags), as Karmada's do. Such a copy is none the user wrote as a whole,
+// but each of its parts was the user's word at that time.
+func (c *checker) mixedViews(i int) []state {
+	lag := c.grace
+	for _, f := range c.faults {
+		if f.Kind == faultLagInformers && f.Lag+c.grace > lag {
+			lag = f.Lag + c.grace
+		}
+	}
+	spanOf := func(k int) (time.Time, time.Time) {
+		end := forever
+		if k+1 < len(c.intents) {
+			end = c.intents[k+1].Done.Add(lag)
+		}
+		return c.intents[k].Sent, end
+	}
+	s := c.intents[i].State
+	from, to := spanOf(i)
+	var out []state
+	for k := max(0, i-4); k < min(len(c.intents), i+5); k++ {
+		alt := c.intents[k].State
+		kFrom, kTo := spanOf(k)
+		if k == i || kFrom.After(to) || kTo.Before(from) {
+			continue
+		}
+		if alt.Override != s.Override {
+			v := s.clone()
+			v.Override = alt.Override
+			out = append(out, v)
+		}
+		if !maps.Equal(alt.Labeled, s.Labeled) {
+			v := s.clone()
+			v.Labeled = maps.Clone(alt.Labeled)
+			out = append(out, v)
+		}
 	}
 	return out
 }

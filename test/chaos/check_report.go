@@ -36,7 +36,7 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 	}
 	introduced := ""
 	for _, in := range c.intents {
-		if in.State.Templates[s.Template].Version == s.Version {
+		if in.State.rendered(s.Template, s.Member) == s.Version {
 			introduced = fmt.Sprintf("step %d (%s), sent %s", in.Step, in.Op, rel(in.Sent))
 			break
 		}
@@ -64,7 +64,7 @@ func (c *checker) report(v *violation, members []string, began time.Time) string
 			holds += " | rollout " + r
 		}
 		fmt.Fprintf(&b, "  step %3d %s .. %s %-40s latest %-26s at %s: %s | holds: %s\n", in.Step, rel(in.Sent), rel(in.Done), in.Op,
-			in.State.Templates[s.Template].Version, rel(at), in.State.describe(s.Template, members, at, c.grace), holds)
+			in.State.rendered(s.Template, s.Member), rel(at), in.State.describe(s.Template, members, at, c.grace), holds)
 	}
 	for _, f := range c.faults {
 		if !f.To.Before(from.Add(-10*time.Second)) && !f.From.After(to.Add(2*time.Second)) {

@@ -43,6 +43,11 @@ type generator struct {
 	// holds that way too. Without, a seed chooses the operations it chose
 	// before lists were added.
 	clusterLists bool
+	// overrides: edit an OverridePolicy over the Deployments and the
+	// Cluster label it targets (overrides.go). Without, a seed chooses
+	// the operations it chose before these edits were added.
+	overrides bool
+	override  int
 }
 
 func (g *generator) newVersion(template string) string {
@@ -93,6 +98,9 @@ func (g *generator) next(s state) (op, state) {
 			choices = append(choices, choice{opRolloutPause, 2}, choice{opRolloutPromote, 2}, choice{opRolloutDelete, 1})
 		}
 	}
+	if g.overrides {
+		choices = append(choices, choice{opOverride, 3}, choice{opRelabel, 3})
+	}
 	kind := pick(g.rng, choices)
 	o := op{Kind: kind}
 	if kind == opGate {
@@ -109,7 +117,7 @@ func (g *generator) next(s state) (op, state) {
 		o.Template = deleted[g.rng.Intn(len(deleted))]
 	}
 	switch kind {
-	case opTemplateCluster, opPolicyCluster, opSuspendOn, opPlacement:
+	case opTemplateCluster, opPolicyCluster, opSuspendOn, opPlacement, opRelabel:
 		o.Member = g.members[g.rng.Intn(len(g.members))]
 	case opPolicyClusterList:
 		o.Clusters, o.Resume = g.clusterList(s)
@@ -123,7 +131,8 @@ func (g *generator) next(s state) (op, state) {
 	// As often as not, lift one of the holds in force instead: with
 	// every hold a coin flip, versions would hardly ever be released.
 	if lifts := liftable(s, g.clusterLists); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && kind != opRecreateTemplate &&
-		kind != opDeleteTemplate && kind != opDeletionDelay && kind != opRolloutCreate && kind != opRolloutDelete && g.rng.Intn(2) == 0 {
+		kind != opDeleteTemplate && kind != opDeletionDelay && kind != opRolloutCreate && kind != opRolloutDelete &&
+		kind != opOverride && kind != opRelabel && g.rng.Intn(2) == 0 {
 		o = lifts[g.rng.Intn(len(lifts))]
 		kind = o.Kind
 	}
@@ -205,6 +214,15 @@ func (g *generator) next(s state) (op, state) {
 		o.Stage = promotedStage
 	case opRolloutDelete:
 		n.Rollout = nil
+	case opOverride:
+		// A new suffix, or, one time in three, no OverridePolicy.
+		if s.Override == "" || g.rng.Intn(3) > 0 {
+			g.override++
+			o.Suffix = fmt.Sprintf("-o%d", g.override)
+		}
+		n.Override = o.Suffix
+	case opRelabel:
+		n.Labeled = toggle(n.Labeled, o.Member)
 		// opGateOpen and opGateClose: the request times are the write's
 		// (write fills them in).
 	}

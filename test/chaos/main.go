@@ -117,6 +117,9 @@ type options struct {
 	// clusterLists: suspend and resume lists of members in one write
 	// (opPolicyClusterList).
 	clusterLists bool
+	// overrides: edit an OverridePolicy and the Cluster label it targets
+	// (overrides.go).
+	overrides bool
 	// readyDeployments: write the members' Deployment statuses as rolled
 	// out (ready.go); never with workloads.
 	readyDeployments bool
@@ -187,6 +190,9 @@ func main() {
 	flag.BoolVar(&o.clusterLists, "cluster-lists", true,
 		"also suspend and resume two or more members of the policy in one write, as federator suspend|resume pp NAME --clusters a,b does; "+
 			"--cluster-lists=false chooses, for a seed, the operations it chose before lists were added")
+	flag.BoolVar(&o.overrides, "overrides", true,
+		"also apply an OverridePolicy over the Deployments with a new image tag suffix, delete it, and label and unlabel the members' Clusters it targets, while Rollouts walk; "+
+			"--overrides=false chooses, for a seed, the operations it chose before these edits were added")
 	flag.BoolVar(&o.readyDeployments, "ready-deployments", true,
 		"stand in for the members' deployment and job controllers: write each member Deployment's status as rolled out at its generation and each Job's as complete, "+
 			"so Rollout stages become healthy and complete; ignored with --workloads, whose members' own controllers write them; "+
@@ -277,7 +283,7 @@ func (o options) replayArgs() []string {
 	}{
 		{o.selfTest, "--self-test"}, {!o.gates, "--gates=false"}, {!o.deletions, "--deletions=false"},
 		{!o.placement, "--placement=false"}, {!o.jobs, "--jobs=false"}, {!o.rollouts, "--rollouts=false"},
-		{!o.clusterLists, "--cluster-lists=false"},
+		{!o.clusterLists, "--cluster-lists=false"}, {!o.overrides, "--overrides=false"},
 	} {
 		if f.set {
 			args = append(args, f.flag)

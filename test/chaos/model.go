@@ -52,6 +52,12 @@ type state struct {
 	// Rollout is the Rollout over the policy as the user wrote it
 	// (rollout.go); nil: none.
 	Rollout *rolloutState
+	// Override is the tag suffix the OverridePolicy adds to the
+	// Deployments' image on the Labeled members ("": no OverridePolicy);
+	// Labeled are the members whose Cluster carries overrideLabel
+	// (overrides.go).
+	Override string
+	Labeled  map[string]bool
 }
 
 type templateState struct {
@@ -113,6 +119,7 @@ func (s state) clone() state {
 	c.PolicyClusters = maps.Clone(s.PolicyClusters)
 	c.SuspendOn = maps.Clone(s.SuspendOn)
 	c.Unplaced = maps.Clone(s.Unplaced)
+	c.Labeled = maps.Clone(s.Labeled)
 	c.Rollout = s.Rollout.clone()
 	c.Templates = map[string]templateState{}
 	for k, t := range s.Templates {
@@ -132,7 +139,7 @@ func (s state) releasesAt(template, member string, t time.Time, grace time.Durat
 }
 
 // decide lists what holds template on member in s at t, for a person, and
-// the version s has for it.
+// the version s sends member (versionFor).
 func (s state) decide(template, member string, t time.Time, grace time.Duration) ([]string, string) {
 	var out []string
 	tpl := s.Templates[template]
@@ -158,7 +165,6 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 		}
 		p = *s.Frozen
 		ft := p.Templates[template]
-		tpl.Version = ft.Version
 		if ft.Suspended {
 			out = append(out, "template suspended when the policy was deleted")
 		}
@@ -203,7 +209,7 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 		}
 	}
 	slices.Sort(out)
-	return out, tpl.Version
+	return out, p.rendered(template, member)
 }
 
 // gateChanges are the instants at which s's decision may change by

@@ -45,6 +45,15 @@ const (
 	opSelfTestDirectMember = "self-test-direct-member-write"
 )
 
+// Edits mid-rollout (overrides.go): opOverride applies the
+// OverridePolicy over the Deployments with a new tag suffix, or deletes
+// it; opRelabel puts the label it targets on a member's Cluster, or takes
+// it off.
+const (
+	opOverride = "override-policy"
+	opRelabel  = "cluster-override-label"
+)
+
 // op is one user write, chosen by the seeded generator.
 type op struct {
 	Kind     string
@@ -75,6 +84,9 @@ type op struct {
 	// program writes, on the hub's clock).
 	Caller string
 	Skew   time.Duration
+	// Suffix is the tag suffix an opOverride's OverridePolicy adds ("":
+	// it deletes the OverridePolicy).
+	Suffix string
 }
 
 func (o op) String() string {
@@ -110,6 +122,13 @@ func (o op) String() string {
 	}
 	if o.Stage != "" {
 		s += " --stage " + o.Stage
+	}
+	if o.Kind == opOverride {
+		if o.Suffix == "" {
+			s += " deleted"
+		} else {
+			s += " tag+" + o.Suffix
+		}
 	}
 	if o.Caller != "" {
 		s += fmt.Sprintf(" (by the %s, its clock %+v off)", o.Caller, o.Skew)

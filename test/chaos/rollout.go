@@ -94,16 +94,17 @@ func (s state) describeRollout(rel func(time.Time) string) string {
 	return strings.Join(out, ", ")
 }
 
-// has is whether template is at version in s, or in the state its Works
-// kept while the policy is deleted.
-func (s state) has(template, version string) bool {
-	return s.Templates[template].Version == version || !s.PolicyExists && s.Frozen != nil && s.Frozen.Templates[template].Version == version
+// has is whether s sends member template at version, or its Works kept
+// that while the policy is deleted.
+func (s state) has(template, member, version string) bool {
+	return s.rendered(template, member) == version || !s.PolicyExists && s.Frozen != nil && s.Frozen.rendered(template, member) == version
 }
 
-// introduced is the first write whose state has template at version.
-func (c *checker) introduced(template, version string) (intent, bool) {
+// introduced is the first write whose state sends member template at
+// version.
+func (c *checker) introduced(template, member, version string) (intent, bool) {
 	for _, in := range c.intents {
-		if in.State.Templates[template].Version == version {
+		if in.State.rendered(template, member) == version {
 			return in, true
 		}
 	}
@@ -157,7 +158,9 @@ func (c *checker) placedThroughout(member string, from, to time.Time) bool {
 //
 // The stage of a cluster starts only once every earlier stage is settled
 // (each of its clusters Healthy: its Work carries the revision's content
-// and is applied, so the member stored that version) and has soaked for
+// and is applied, so the member stored that version: what in, a state
+// that sent s's member its version, sends that cluster, overrides
+// included) and has soaked for
 // its minSuccessTime. A cluster of an earlier stage that a suspension or
 // a gate holds counts as released but not settled (Held), so the rollout
 // waits for it too: it must have stored the version whatever held it.
@@ -171,17 +174,19 @@ func (c *checker) placedThroughout(member string, from, to time.Time) bool {
 // throughout too. Health itself (the member's status) is not recorded;
 // the soak is counted from the earliest store, which is earlier than the
 // health the controller saw: the check is necessary, not sufficient.
-func (c *checker) stageReady(r *rolloutState, s stored, introduced time.Time) (time.Time, string) {
+func (c *checker) stageReady(r *rolloutState, in state, s stored, introduced time.Time) (time.Time, string) {
 	_, to := s.window()
 	ready := introduced
 	k := r.stageOf(s.Member)
 	for i := range min(k, len(r.Stages)) {
 		st := r.Stages[i]
+		held := false // a cluster of the stage was placed throughout
 		for _, e := range st.Clusters {
 			if e == s.Member || !c.placedThroughout(e, introduced, to) {
 				continue
 			}
-			first, ok := c.firstStored(s.Template, e, s.Version)
+			held = true
+			first, ok := c.firstStored(s.Template, e, in.versionFor(s.Template, e))
 			if !ok || first.After(to) {
 				return ready, fmt.Sprintf("%s of the earlier stage '%s' had not stored it", e, st.Name)
 			}
@@ -189,25 +194,45 @@ func (c *checker) stageReady(r *rolloutState, s stored, introduced time.Time) (t
 				ready = at
 			}
 		}
-	}
-	if k < len(r.Stages) && r.Stages[k].Pause && c.placedThroughout(s.Member, introduced, to) {
-		st := r.Stages[k]
-		p, ok := r.Promoted[st.Name]
-		if !ok || !p.After(introduced) {
-			return ready, fmt.Sprintf("its stage '%s' pauses and was not promoted after the version was first written", st.Name)
+		// Every cluster waits at a new revision, those whose copy it
+		// leaves as it was too (an override that applies elsewhere), so
+		// an earlier stage that pauses or has gates holds the later
+		// ones until it starts.
+		if !held {
+			continue
 		}
-		if p.After(ready) {
-			ready = p
+		if why := c.stageStart(r, st, introduced, &ready, to); why != "" {
+			return ready, "the earlier " + why
 		}
 	}
 	if k < len(r.Stages) && c.placedThroughout(s.Member, introduced, to) {
-		for _, gate := range r.Stages[k].Gates {
-			if !c.gateOpenBetween(gate, ready, to) {
-				return ready, fmt.Sprintf("its stage '%s' waits for gate '%s', which was closed or missing from then to the store", r.Stages[k].Name, gate)
-			}
+		if why := c.stageStart(r, r.Stages[k], introduced, &ready, to); why != "" {
+			return ready, "its " + why
 		}
 	}
 	return ready, ""
+}
+
+// stageStart says why st could not start between ready and to ("" when
+// it could), and moves ready to its promote: a stage that pauses starts
+// once promoted after the version was first written (introduced), and a
+// stage with gates while every one is open.
+func (c *checker) stageStart(r *rolloutState, st stageSpec, introduced time.Time, ready *time.Time, to time.Time) string {
+	if st.Pause {
+		p, ok := r.Promoted[st.Name]
+		if !ok || !p.After(introduced) {
+			return fmt.Sprintf("stage '%s' pauses and was not promoted after the version was first written", st.Name)
+		}
+		if p.After(*ready) {
+			*ready = p
+		}
+	}
+	for _, gate := range st.Gates {
+		if !c.gateOpenBetween(gate, *ready, to) {
+			return fmt.Sprintf("stage '%s' waits for gate '%s', which was closed or missing from then to the store", st.Name, gate)
+		}
+	}
+	return ""
 }
 
 // gateOpenBetween is whether gate was open at some instant of [from, to]
@@ -258,7 +283,7 @@ func (c *checker) gateOpenBetween(gate string, from, to time.Time) bool {
 // from a cache that had not yet seen a pause is not a violation.
 func (c *checker) stageHold(s stored) string {
 	_, to := s.window()
-	first, ok := c.introduced(s.Template, s.Version)
+	first, ok := c.introduced(s.Template, s.Member, s.Version)
 	if !ok {
 		return "" // a version no one wrote: check reports it
 	}
@@ -267,7 +292,7 @@ func (c *checker) stageHold(s stored) string {
 		if in.Sent.After(to) {
 			break
 		}
-		if !in.State.has(s.Template, s.Version) {
+		if !in.State.has(s.Template, s.Member, s.Version) {
 			continue
 		}
 		end := forever
@@ -286,7 +311,7 @@ func (c *checker) stageHold(s stored) string {
 			}
 			continue
 		default:
-			ready, w := c.stageReady(r, s, first.Sent)
+			ready, w := c.stageReady(r, in.State, s, first.Sent)
 			if w == "" && ready.After(to) {
 				w = fmt.Sprintf("its stage could start only %s after the store, once the earlier stages had stored it and soaked (and it was promoted)",
 					ready.Sub(to).Round(time.Millisecond))

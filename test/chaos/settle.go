@@ -152,7 +152,7 @@ func (r *chaosRun) converge(ctx context.Context) (*result, error) {
 				} else if client.IgnoreNotFound(err) != nil {
 					have = "error: " + err.Error()
 				}
-				if want := s.Templates[t].Version; have != want {
+				if want := s.versionFor(t, m); have != want {
 					stale = append(stale, fmt.Sprintf("%s in %s: has %s, want %s", t, m, have, want))
 					keys = append(keys, [2]string{t, m})
 				}

@@ -33,7 +33,7 @@ func TestSettleFigures(t *testing.T) {
 // the fleet it runs on; a run with the defaults needs none.
 func TestTheReplayLineCarriesTheFlagsThatChangeARun(t *testing.T) {
 	defaults := options{seed: 7, steps: 80, gates: true, deletions: true, placement: true, jobs: true, rollouts: true, clusterLists: true,
-		readyDeployments: true, replicas: defaultReplicas, faults: map[string]bool{}}
+		overrides: true, readyDeployments: true, replicas: defaultReplicas, faults: map[string]bool{}}
 	for _, f := range allFaults {
 		defaults.faults[f] = true
 	}
@@ -41,8 +41,8 @@ func TestTheReplayLineCarriesTheFlagsThatChangeARun(t *testing.T) {
 		t.Errorf("with the defaults: %q, want %q", got, want)
 	}
 	o := defaults
-	o.clusterLists, o.workloads, o.settleEvery = false, true, 100
-	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--cluster-lists=false --workloads --settle-every=100'"; got != want {
+	o.clusterLists, o.overrides, o.workloads, o.settleEvery = false, false, true, 100
+	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--cluster-lists=false --overrides=false --workloads --settle-every=100'"; got != want {
 		t.Errorf("without lists, with workloads: %q, want %q", got, want)
 	}
 	o = defaults

@@ -217,6 +217,8 @@ func write(ctx context.Context, hub client.Client, callers *gateCallers, o op, n
 		return hub.Delete(ctx, pp)
 	case opRolloutCreate, opRolloutPause, opRolloutPromote, opRolloutDelete:
 		return writeRollout(ctx, hub, o, next, sent)
+	case opOverride, opRelabel:
+		return writeOverride(ctx, hub, o, *next)
 	case opRecreatePolicy:
 		// The deleted policy may linger while a finalizer is removed (the
 		// controller may be down).
