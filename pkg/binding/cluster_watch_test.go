@@ -15,9 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// A Cluster relabelled re-places only the bindings that select by labels;
-// one that lists other gates, only the bindings that target it; an
-// annotation of someone else's, none; a spec change, every binding.
+// A Cluster relabelled re-places the bindings that select by labels and
+// renders again those that target it (an override may select it by its
+// labels); one that lists other gates, only the bindings that target it;
+// an annotation of someone else's, none; a spec change, every binding.
 func TestClusterChangesBringBackOnlyTheBindingsTheyCanChange(t *testing.T) {
 	binding := func(name string, placement policyv1alpha1.Placement, targets ...string) *workv1alpha2.ResourceBinding {
 		b := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
@@ -47,7 +48,7 @@ func TestClusterChangesBringBackOnlyTheBindingsTheyCanChange(t *testing.T) {
 		new  *clusterv1alpha1.Cluster
 		want []string
 	}{
-		"relabelled": {changed(func(c *clusterv1alpha1.Cluster) { c.Labels["env"] = "prod" }), []string{"labelled"}},
+		"relabelled": {changed(func(c *clusterv1alpha1.Cluster) { c.Labels["env"] = "prod" }), []string{"labelled", "named"}},
 		"lists gates": {changed(func(c *clusterv1alpha1.Cluster) {
 			c.Annotations["gating.federator.dev/gates"] = "ops/approval"
 		}), []string{"named"}},

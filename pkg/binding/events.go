@@ -107,11 +107,15 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 			for _, b := range items(list) {
 				v := viewOf(b)
 				req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}
+				targets := slices.ContainsFunc(v.spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() })
 				switch {
-				case gates && slices.ContainsFunc(v.spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() }):
+				case gates && targets:
 					// The gates a Cluster waits for are holds.
 					priority.Add(q, priority.Hold, req)
-				case labels && placement.SelectsByLabels(v.spec.Placement):
+				case labels && (targets || placement.SelectsByLabels(v.spec.Placement)):
+					// Its placement may select by them, and the overrides
+					// of what it sends the Cluster (a rule's
+					// targetCluster.labelSelector) too.
 					q.Add(req)
 				}
 			}
