@@ -15,6 +15,7 @@
 #   work.karmada.io_clusterresourcebindings.yaml       work/v1alpha2 only
 #   cluster.karmada.io_clusters.yaml                   cluster/v1alpha1
 #   gating.federator.dev_gates.yaml                    federator's Gate (apis/gating)
+#   gating.federator.dev_freezes.yaml                  federator's Freeze (apis/gating)
 #   rollouts.federator.dev_rollouts.yaml               federator's Rollout (apis/rollouts)
 #   rollouts.federator.dev_clusterrollouts.yaml        federator's ClusterRollout (apis/rollouts)
 #
@@ -77,6 +78,7 @@ crds=(
 	"work.karmada.io_resourcebindings.yaml             v1alpha2 yes"
 	"work.karmada.io_clusterresourcebindings.yaml      v1alpha2 yes"
 	"gating.federator.dev_gates.yaml                   federator yes"
+	"gating.federator.dev_freezes.yaml                 federator no"
 	"rollouts.federator.dev_rollouts.yaml              federator yes"
 	"rollouts.federator.dev_clusterrollouts.yaml       federator yes"
 )

@@ -22,6 +22,7 @@ func TestCRDs(t *testing.T) {
 		{"clusterresourcebindings.work.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha2"}, "v1alpha2", true},
 		{"clusterrollouts.rollouts.federator.dev", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"clusters.cluster.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", true},
+		{"freezes.gating.federator.dev", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", false},
 		{"gates.gating.federator.dev", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"overridepolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", false},
 		{"propagationpolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},

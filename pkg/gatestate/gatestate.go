@@ -1,5 +1,6 @@
-// Package gatestate owns what state a Gate is in at an instant: a pure
-// function of its spec, its request annotations and the time. The gate controller records the outcome
+// Package gatestate owns what state a Gate is in at an instant, and which
+// Freeze holds a member then (freeze.go): pure functions of the objects and
+// the time. The gate controller records the outcome
 // in the Gate's status for people to read; the binding controller evaluates
 // the same function with its own clock where it holds, so an expired
 // request or a window that has begun holds even while the gate controller

@@ -147,9 +147,9 @@ type GateList struct {
 	Items           []Gate `json:"items"`
 }
 
-// AddToScheme registers the Gate kinds.
+// AddToScheme registers the Gate and Freeze kinds.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Gate{}, &GateList{})
+	s.AddKnownTypes(GroupVersion, &Gate{}, &GateList{}, &Freeze{}, &FreezeList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
