@@ -12,7 +12,8 @@ import (
 type connector func(connection) (*hub, error)
 
 // Commands are the rollout commands federator's root command carries:
-// suspend, resume, get, diff, gate, delete --now, rollout and dashboard.
+// suspend, resume, get, diff, gate, delete --now, rollout, freeze,
+// unfreeze and dashboard.
 func Commands() []*cobra.Command {
 	return append(commands(connect), newDashboardCommand(restConfig))
 }
@@ -31,7 +32,8 @@ func CommandsOnClock(now func() time.Time) []*cobra.Command {
 }
 
 func commands(c connector) []*cobra.Command {
-	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c), newDeleteCommand(c), newRolloutCommand(c)}
+	return []*cobra.Command{newSuspendCommand(c), newResumeCommand(c), newGetCommand(c), newDiffCommand(c), newGateCommand(c), newDeleteCommand(c), newRolloutCommand(c),
+		newFreezeCommand(c), newUnfreezeCommand(c)}
 }
 
 // exactArgs wants n arguments and, when they are not there, repeats the
