@@ -164,6 +164,34 @@ func (t *Tracker) Current(templates ...schema.GroupKind) error {
 	return &BehindError{Reasons: behind}
 }
 
+// Watching is nil when a cache of kind has listed the hub and watches it
+// now: what it holds is what the hub holds, up to watch latency (no
+// settle: a reader that only needs the objects, not what was done with
+// them); else an error that says why not, and since when.
+func (t *Tracker) Watching(kind schema.GroupKind) error {
+	if t == nil {
+		return nil
+	}
+	now := t.clock.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, in := range t.informers {
+		if in.kind != kind {
+			continue
+		}
+		switch {
+		case in.open > 0:
+			return nil
+		case in.failing != nil:
+			return &BehindError{Reasons: []string{fmt.Sprintf("the hub cache of %s has not watched the hub for %s (%v)",
+				kindName(kind), now.Sub(in.since).Round(time.Millisecond), in.failing)}}
+		}
+		return &BehindError{Reasons: []string{fmt.Sprintf("the hub cache of %s has not watched the hub for %s",
+			kindName(kind), now.Sub(in.since).Round(time.Millisecond))}}
+	}
+	return &BehindError{Reasons: []string{fmt.Sprintf("no hub cache of %s has started", kindName(kind))}}
+}
+
 // BehindError says which hub caches are not known to be current.
 type BehindError struct{ Reasons []string }
 

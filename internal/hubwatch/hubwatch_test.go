@@ -249,3 +249,37 @@ func TestBreaksAndRecoveriesAreTold(t *testing.T) {
 	deploymentsLW.watchErr = nil
 	step("the template cache watches again", templates, false, "recovered")
 }
+
+// Watching answers for one kind: whether its cache watches the hub now,
+// with no settle time, whatever the other caches do.
+func TestWatchingAnswersForOneKindNow(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
+	tr := New(newScheme(t), time.Second, clk)
+	workKind := schema.GroupKind{Group: "work.karmada.io", Kind: "Work"}
+	if err := tr.Watching(workKind); err == nil || !strings.Contains(err.Error(), "no hub cache of Work.work.karmada.io has started") {
+		t.Errorf("before any cache of the kind: %v", err)
+	}
+	lw := &fakeLW{}
+	works := observe(tr, lw, &workv1alpha1.Work{})
+	observe(tr, &fakeLW{watchErr: errors.New("refused")}, template(deployments))
+	clk.Step(2 * time.Second)
+	if err := tr.Watching(workKind); err == nil || !strings.Contains(err.Error(), "has not watched the hub for 2s") {
+		t.Errorf("before its first watch: %v", err)
+	}
+	w, err := works.WatchWithContext(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Watching(workKind); err != nil {
+		t.Errorf("watching, another kind's cache failing: %v", err)
+	}
+	lw.watcher.Stop()
+	waitClosed(t, w)
+	lw.watchErr = errors.New("connection refused")
+	if _, err := works.WatchWithContext(context.Background(), metav1.ListOptions{}); err == nil {
+		t.Fatal("the watch that fails returns its error")
+	}
+	if err := tr.Watching(workKind); err == nil || !strings.Contains(err.Error(), "(connection refused)") {
+		t.Errorf("while its watch fails: %v", err)
+	}
+}

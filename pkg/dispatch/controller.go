@@ -20,7 +20,9 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/finalizers"
@@ -59,6 +61,31 @@ type WorkReconciler struct {
 	// Work from the cache would be refused (409) and waits for the cache
 	// instead of spending a hub write on it.
 	statusWritten sync.Map
+	// frozen are the Works a Freeze kept from their member (a write
+	// refused by Members' FreezeGuard): a change of the Freezes queues
+	// them again, and nothing else is queued for a freeze.
+	frozen sync.Map
+}
+
+// frozenRetry comes back just after the freeze ends by itself; a freeze
+// without an end, or one that cannot be told, is waited for by the change
+// of the Freezes that ends it (frozenRequests), and by a retry a second
+// later for one that cannot be told.
+func frozenRetry(f *FrozenError) ctrl.Result {
+	if f.Freeze != "" && f.Ends.IsZero() {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: f.RetryAfter()}
+}
+
+// frozenRequests are the Works a Freeze kept from their member.
+func (r *WorkReconciler) frozenRequests() []reconcile.Request {
+	var out []reconcile.Request
+	r.frozen.Range(func(k, _ any) bool {
+		out = append(out, reconcile.Request{NamespacedName: k.(types.NamespacedName)})
+		return true
+	})
+	return out
 }
 
 // written is a status write this reconciler stored: the Work's UID (a
@@ -113,6 +140,11 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		// created again under its name starts afresh.
 		r.statusWritten.Delete(req.NamespacedName)
 		outcome, err := r.delete(ctx, work)
+		if frozen := asFrozen(err); frozen != nil {
+			// Deleting is a write too: it waits for the freeze to end.
+			r.frozen.Store(req.NamespacedName, struct{}{})
+			return frozenRetry(frozen), "held: " + frozen.Message, nil
+		}
 		return ctrl.Result{}, outcome, err
 	}
 	// Against the Work as read: a finalizer another controller added since
@@ -127,19 +159,6 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	// cache (its write refused) sends none.
 	var events []func()
 	dispatching, held := DispatchingCondition(work)
-	// Dispatching carries the generation it was decided for (Karmada's
-	// carries none), so a reader tells "held at this spec" from "held
-	// before the spec changed" (a held Work whose manifest changes costs
-	// one status write for it). Applied carries it too: it says which spec
-	// the member runs.
-	// The event tells of every transition, the first dispatch of a new
-	// Work included, as Karmada's execution controller sends it: Karmada's
-	// own e2e and users' scripts wait for it on each Work.
-	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) {
-		events = append(events, func() {
-			r.Recorder.Event(work, corev1.EventTypeNormal, workkeys.EventReasonWorkDispatching, dispatching.Message)
-		})
-	}
 
 	var syncErr, watchErr error
 	var outcome string
@@ -183,10 +202,47 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		outcome = fmt.Sprintf("applied: %d created, %d updated, %d unchanged",
 			results[applyCreated], results[applyUpdated], results[applyUnchanged])
 	}
+	var result ctrl.Result
+	frozen := asFrozen(syncErr)
+	switch {
+	case frozen != nil && frozen.Freeze == "":
+		// Whether a Freeze holds the member cannot be told: nothing was
+		// written, and nothing is recorded until it can.
+		r.frozen.Store(req.NamespacedName, struct{}{})
+		return ctrl.Result{RequeueAfter: hubBehindRetry}, "waiting: " + frozen.Message, nil
+	case frozen != nil:
+		// A Freeze holds the member: what was not written waits for it
+		// to end (a change of the Freezes queues the Work again), and the
+		// Work says so. Applied keeps what the member runs.
+		// A Work held already keeps its holder's reason (what a freeze
+		// kept from it is taking back a countdown).
+		r.frozen.Store(req.NamespacedName, struct{}{})
+		if !held {
+			dispatching = metav1.Condition{Type: workkeys.ConditionDispatching, Status: metav1.ConditionFalse,
+				Reason: gatingv1alpha1.ReasonFrozen, Message: frozen.Message}
+		}
+		outcome, syncErr = "held: "+frozen.Message, nil
+		result = frozenRetry(frozen)
+	default:
+		r.frozen.Delete(req.NamespacedName)
+	}
+	// Dispatching carries the generation it was decided for (Karmada's
+	// carries none), so a reader tells "held at this spec" from "held
+	// before the spec changed" (a held Work whose manifest changes costs
+	// one status write for it). Applied carries it too: it says which spec
+	// the member runs.
+	// The event tells of every transition, the first dispatch of a new
+	// Work included, as Karmada's execution controller sends it: Karmada's
+	// own e2e and users' scripts wait for it on each Work.
+	if conditions.Set(&work.Status.Conditions, work.Generation, dispatching) {
+		events = append(events, func() {
+			r.Recorder.Event(work, corev1.EventTypeNormal, workkeys.EventReasonWorkDispatching, dispatching.Message)
+		})
+	}
 	if syncErr != nil {
 		outcome = "failed: " + syncErr.Error()
 	}
-	if !held || err != nil {
+	if frozen == nil && (!held || err != nil) {
 		if event := r.setApplied(work, syncErr); event != nil {
 			events = append(events, event)
 		}
@@ -209,9 +265,12 @@ func (r *WorkReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if watchErr != nil && syncErr == nil {
 		// Until the member is watched, its status changes reach the hub
 		// only on a reconcile: come back until the watch is in place.
-		return ctrl.Result{RequeueAfter: r.watchRetry(ctx, watchErr)}, outcome, nil
+		if retry := r.watchRetry(ctx, watchErr); result.RequeueAfter == 0 || retry < result.RequeueAfter {
+			result.RequeueAfter = retry
+		}
+		return result, outcome, nil
 	}
-	return ctrl.Result{}, outcome, syncErr
+	return result, outcome, syncErr
 }
 
 // observeLatency records how long the change just applied took to get

@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 )
 
 // member is the Work controller and the watch of one member cluster, from
@@ -91,6 +93,10 @@ func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members
 	if err != nil {
 		return nil, err
 	}
+	freezes, err := mgr.GetCache().GetInformer(ctx, &gatingv1alpha1.Freeze{})
+	if err != nil {
+		return nil, err
+	}
 	ns := names.GenerateExecutionSpaceName(cluster)
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns })
 	named := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == cluster })
@@ -98,6 +104,11 @@ func newMemberController(ctx context.Context, mgr ctrl.Manager, members *Members
 		sharedSource(works, &handler.EnqueueRequestForObject{}, inNamespace,
 			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{})),
 		sharedSource(clusters, handler.EnqueueRequestsFromMapFunc(requestsForWorksIn(mgr.GetClient(), ns)), named, becameReady{}),
+		// A freeze costs nothing until a write meets it; what it kept
+		// from the member is queued again when the Freezes change.
+		sharedSource(freezes, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+			return r.frozenRequests()
+		})),
 	} {
 		if err := c.Watch(src); err != nil {
 			return nil, err

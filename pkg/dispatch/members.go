@@ -28,6 +28,8 @@ type ClientOptions struct {
 type Members struct {
 	config  ConfigFunc
 	options ClientOptions
+	// guard checks each write to a member first (Guard): a Freeze holds it.
+	guard *FreezeGuard
 
 	mu      sync.Mutex
 	clients map[string]memberClient
@@ -46,6 +48,16 @@ func NewMembers(config ConfigFunc, options ClientOptions) *Members {
 // identity is what a member client is built from: endpoint and credentials.
 func identity(cfg *rest.Config) string {
 	return cfg.Host + "\x00" + cfg.BearerToken + "\x00" + string(cfg.CAData) + "\x00" + string(cfg.CertData)
+}
+
+// Guard has every write through the clients handed out from now on
+// checked by g first, and refused while a Freeze holds the member (or
+// whether one does cannot be told). Set it before the first Client.
+func (m *Members) Guard(g *FreezeGuard) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.guard = g
+	m.clients = map[string]memberClient{}
 }
 
 // Forget drops the client of a member that left the federation.
@@ -72,9 +84,13 @@ func (m *Members) Client(ctx context.Context, cluster string) (client.Client, er
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: build HTTP client: %w", cluster, err)
 	}
-	c, err := newMemberClient(cfg, httpClient)
+	w, err := newMemberClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+	}
+	var c client.Client = w
+	if m.guard != nil {
+		c = guarded(w, cluster, m.guard)
 	}
 	m.clients[cluster] = memberClient{identity: identity, client: c}
 	return c, nil
@@ -88,12 +104,12 @@ func (m *Members) limited(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-func newMemberClient(cfg *rest.Config, httpClient *http.Client) (client.Client, error) {
+func newMemberClient(cfg *rest.Config, httpClient *http.Client) (client.WithWatch, error) {
 	// The REST mapper discovers lazily, so building a client for a member
 	// that is down succeeds; requests fail until it is back.
 	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, err
 	}
-	return client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	return client.NewWithWatch(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
 }

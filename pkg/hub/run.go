@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/countdown"
@@ -184,6 +185,14 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		return membership.Config(ctx, credentials, cluster)
 	}
 	members := dispatch.NewMembers(memberConfig, o.Member)
+	// Every write to a member is checked against the Freezes first, from
+	// the hub cache, and refused while its cache does not watch the hub.
+	members.Guard(&dispatch.FreezeGuard{Reader: mgr.GetClient(),
+		Watching: func() error { return hubCaches.Watching(dispatch.FreezeKind) }})
+	// Its cache starts with the manager's, whichever controllers run.
+	if _, err := mgr.GetCache().GetInformer(ctx, &gatingv1alpha1.Freeze{}, cache.BlockUntilSynced(false)); err != nil {
+		return err
+	}
 
 	if err := metrics.Register(mgr.GetCache()); err != nil {
 		return err

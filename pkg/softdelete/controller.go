@@ -2,6 +2,7 @@ package softdelete
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -125,6 +126,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if apierrors.IsConflict(err) {
 		return retry.Soon(), "", nil
 	}
+	var held retryAfter
+	if errors.As(err, &held) {
+		// A freeze holds the member: the deletion is delayed, not taken
+		// back, and comes once the freeze ends.
+		return ctrl.Result{RequeueAfter: held.RetryAfter()}, fmt.Sprintf("%s in %s: due, held: %v", t.Object(), t.Cluster, err), nil
+	}
 	if client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, "", err
 	}
@@ -138,6 +145,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{}, "deleted", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted, msg, true)
+}
+
+// retryAfter is a write to a member refused before it was sent, to be
+// tried again that much later (pkg/dispatch's FrozenError: a Freeze holds
+// the member).
+type retryAfter interface {
+	error
+	RetryAfter() time.Duration
 }
 
 // placedAgainRetry is how soon a due countdown whose object the hub

@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/countdown"
@@ -266,5 +267,41 @@ func TestAStaleTombstoneDoesNotEndTheCountdownThatFollowedIt(t *testing.T) {
 	if c.memberHasIt() || c.tombstoneLeft() {
 		t.Errorf("after the second countdown's delay: member has it: %v, tombstone left: %v; want neither",
 			c.memberHasIt(), c.tombstoneLeft())
+	}
+}
+
+// frozenWrite is a member write refused before it was sent, as
+// pkg/dispatch's FreezeGuard refuses it while a Freeze holds the member.
+type frozenWrite struct{}
+
+func (frozenWrite) Error() string             { return "Freeze incident-42 holds every write to member3" }
+func (frozenWrite) RetryAfter() time.Duration { return 2 * time.Second }
+
+// A countdown that ends while a freeze holds the member is delayed, not
+// taken back: the object and its tombstone stay, and it comes back when
+// the write may go.
+func TestAFreezeDelaysADueCountdown(t *testing.T) {
+	c := newCountdownTest(t, "10m", nil)
+	frozen := interceptor.NewClient(c.member.(client.WithWatch), interceptor.Funcs{
+		Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error {
+			return frozenWrite{}
+		},
+	})
+	c.clock.Step(10 * time.Minute)
+	r := &Reconciler{Hub: c.hub, Tombstones: c.hub, Members: staticMembers{"member3": frozen}, Recorder: c.recorder,
+		Clock: c.clock, MaxDelay: countdown.DefaultMaxDelay}
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c.tombstone.ConfigMap())})
+	if err != nil || res.RequeueAfter != 2*time.Second {
+		t.Errorf("frozen: %+v, %v; want to come back in 2s, no error", res, err)
+	}
+	if !c.memberHasIt() || !c.tombstoneLeft() {
+		t.Errorf("frozen: member has it %v, tombstone left %v; want both", c.memberHasIt(), c.tombstoneLeft())
+	}
+	if events := fixture.Events(c.recorder); len(events) != 0 {
+		t.Errorf("events while frozen: %q", events)
+	}
+	c.reconcile(t)
+	if c.memberHasIt() || c.tombstoneLeft() {
+		t.Errorf("unfrozen: member has it %v, tombstone left %v; want neither", c.memberHasIt(), c.tombstoneLeft())
 	}
 }
