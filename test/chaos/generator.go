@@ -48,6 +48,10 @@ type generator struct {
 	// the operations it chose before these edits were added.
 	overrides bool
 	override  int
+	// freezes: freeze every member or some, and unfreeze (freeze.go).
+	// Without, a seed chooses the operations it chose before freezes
+	// were added.
+	freezes bool
 }
 
 func (g *generator) newVersion(template string) string {
@@ -101,6 +105,13 @@ func (g *generator) next(s state) (op, state) {
 	if g.overrides {
 		choices = append(choices, choice{opOverride, 3}, choice{opRelabel, 3})
 	}
+	if g.freezes {
+		if s.Freezing {
+			choices = append(choices, choice{opUnfreeze, 3})
+		} else {
+			choices = append(choices, choice{opFreeze, 1})
+		}
+	}
 	kind := pick(g.rng, choices)
 	o := op{Kind: kind}
 	if kind == opGate {
@@ -132,7 +143,7 @@ func (g *generator) next(s state) (op, state) {
 	// every hold a coin flip, versions would hardly ever be released.
 	if lifts := liftable(s, g.clusterLists); len(lifts) > 0 && kind != opVersion && kind != opRecreatePolicy && kind != opRecreateTemplate &&
 		kind != opDeleteTemplate && kind != opDeletionDelay && kind != opRolloutCreate && kind != opRolloutDelete &&
-		kind != opOverride && kind != opRelabel && g.rng.Intn(2) == 0 {
+		kind != opOverride && kind != opRelabel && kind != opUnfreeze && g.rng.Intn(2) == 0 {
 		o = lifts[g.rng.Intn(len(lifts))]
 		kind = o.Kind
 	}
@@ -223,6 +234,22 @@ func (g *generator) next(s state) (op, state) {
 		n.Override = o.Suffix
 	case opRelabel:
 		n.Labeled = toggle(n.Labeled, o.Member)
+	case opFreeze:
+		// Every member one time in two, else one or two of them.
+		n.Freezing, n.Freeze = true, nil
+		if g.rng.Intn(2) == 0 {
+			for _, m := range g.members {
+				if len(o.Clusters) < 2 && g.rng.Intn(2) == 0 {
+					o.Clusters = append(o.Clusters, m)
+				}
+			}
+			if len(o.Clusters) == 0 {
+				o.Clusters = g.members[:1]
+			}
+			n.Freeze = setAll(nil, o.Clusters, true)
+		}
+	case opUnfreeze:
+		n.Freezing, n.Freeze = false, nil
 		// opGateOpen and opGateClose: the request times are the write's
 		// (write fills them in).
 	}
@@ -321,6 +348,9 @@ func liftable(s state, lists bool) []op {
 		for _, m := range slices.Sorted(maps.Keys(ts.Clusters)) {
 			out = append(out, op{Kind: opTemplateCluster, Template: t, Member: m})
 		}
+	}
+	if s.Freezing {
+		out = append(out, op{Kind: opUnfreeze})
 	}
 	if !s.PolicyExists {
 		return out

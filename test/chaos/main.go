@@ -120,6 +120,8 @@ type options struct {
 	// overrides: edit an OverridePolicy and the Cluster label it targets
 	// (overrides.go).
 	overrides bool
+	// freezes: freeze every member or some, and unfreeze (freeze.go).
+	freezes bool
 	// readyDeployments: write the members' Deployment statuses as rolled
 	// out (ready.go); never with workloads.
 	readyDeployments bool
@@ -193,6 +195,9 @@ func main() {
 	flag.BoolVar(&o.overrides, "overrides", true,
 		"also apply an OverridePolicy over the Deployments with a new image tag suffix, delete it, and label and unlabel the members' Clusters it targets, while Rollouts walk; "+
 			"--overrides=false chooses, for a seed, the operations it chose before these edits were added")
+	flag.BoolVar(&o.freezes, "freezes", true,
+		"also freeze every member, or one or two, and unfreeze, as federator freeze [--clusters] and federator unfreeze do; "+
+			"--freezes=false chooses, for a seed, the operations it chose before freezes were added")
 	flag.BoolVar(&o.readyDeployments, "ready-deployments", true,
 		"stand in for the members' deployment and job controllers: write each member Deployment's status as rolled out at its generation and each Job's as complete, "+
 			"so Rollout stages become healthy and complete; ignored with --workloads, whose members' own controllers write them; "+
@@ -284,6 +289,7 @@ func (o options) replayArgs() []string {
 		{o.selfTest, "--self-test"}, {!o.gates, "--gates=false"}, {!o.deletions, "--deletions=false"},
 		{!o.placement, "--placement=false"}, {!o.jobs, "--jobs=false"}, {!o.rollouts, "--rollouts=false"},
 		{!o.clusterLists, "--cluster-lists=false"}, {!o.overrides, "--overrides=false"},
+		{!o.freezes, "--freezes=false"},
 	} {
 		if f.set {
 			args = append(args, f.flag)

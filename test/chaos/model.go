@@ -58,6 +58,10 @@ type state struct {
 	// (overrides.go).
 	Override string
 	Labeled  map[string]bool
+	// Freezing: a Freeze is in force (freeze.go); Freeze are the members
+	// it holds, nil for every member.
+	Freezing bool
+	Freeze   map[string]bool
 }
 
 type templateState struct {
@@ -120,6 +124,7 @@ func (s state) clone() state {
 	c.SuspendOn = maps.Clone(s.SuspendOn)
 	c.Unplaced = maps.Clone(s.Unplaced)
 	c.Labeled = maps.Clone(s.Labeled)
+	c.Freeze = maps.Clone(s.Freeze)
 	c.Rollout = s.Rollout.clone()
 	c.Templates = map[string]templateState{}
 	for k, t := range s.Templates {
@@ -153,6 +158,10 @@ func (s state) decide(template, member string, t time.Time, grace time.Duration)
 	}
 	if tpl.Deleted {
 		out = append(out, "template deleted")
+	}
+	// A freeze holds whatever the policy, deleted or not, says.
+	if s.frozen(member) {
+		out = append(out, "frozen")
 	}
 	p := s
 	gateOpen := func(name string) (bool, bool) {

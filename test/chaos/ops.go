@@ -54,6 +54,14 @@ const (
 	opRelabel  = "cluster-override-label"
 )
 
+// Freezes (freeze.go): opFreeze creates a Freeze of every member, or of
+// the members in Clusters; opUnfreeze deletes every Freeze, as `federator
+// freeze` and `federator unfreeze` do.
+const (
+	opFreeze   = "freeze"
+	opUnfreeze = "unfreeze"
+)
+
 // op is one user write, chosen by the seeded generator.
 type op struct {
 	Kind     string
@@ -96,6 +104,9 @@ func (o op) String() string {
 	}
 	if o.Member != "" {
 		s += " " + o.Member
+	}
+	if o.Kind == opFreeze && len(o.Clusters) > 0 {
+		s += " --clusters " + strings.Join(o.Clusters, ",")
 	}
 	if o.Kind == opPolicyClusterList {
 		if o.Resume {

@@ -261,7 +261,7 @@ func (r *chaosRun) current() state {
 func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 	g := &generator{rng: rand.New(rand.NewSource(r.o.seed)), seed: r.o.seed, members: r.names, gates: r.o.gates,
 		deletions: r.o.deletions, placement: r.o.placement, rollouts: r.o.rollouts, clusterLists: r.o.clusterLists,
-		overrides: r.o.overrides}
+		overrides: r.o.overrides, freezes: r.o.freezes}
 	r.faultRng = rand.New(rand.NewSource(r.o.seed ^ 0x5eed))
 	// Its own source: with or without lag-informers, a seed's operations
 	// and other faults are the same.

@@ -42,6 +42,11 @@ func (r *chaosRun) resumeEverything(ctx context.Context, step int, label string)
 		return err
 	}
 	s := r.current()
+	if s.Freezing {
+		if err := do(op{Kind: opUnfreeze}, func(n *state) { n.Freezing, n.Freeze = false, nil }); err != nil {
+			return err
+		}
+	}
 	if !s.PolicyExists {
 		if err := do(op{Kind: opRecreatePolicy}, func(n *state) { n.PolicyExists, n.Frozen = true, nil }); err != nil {
 			return err

@@ -33,7 +33,7 @@ func TestSettleFigures(t *testing.T) {
 // the fleet it runs on; a run with the defaults needs none.
 func TestTheReplayLineCarriesTheFlagsThatChangeARun(t *testing.T) {
 	defaults := options{seed: 7, steps: 80, gates: true, deletions: true, placement: true, jobs: true, rollouts: true, clusterLists: true,
-		overrides: true, readyDeployments: true, replicas: defaultReplicas, faults: map[string]bool{}}
+		overrides: true, freezes: true, readyDeployments: true, replicas: defaultReplicas, faults: map[string]bool{}}
 	for _, f := range allFaults {
 		defaults.faults[f] = true
 	}

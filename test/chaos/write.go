@@ -219,6 +219,8 @@ func write(ctx context.Context, hub client.Client, callers *gateCallers, o op, n
 		return writeRollout(ctx, hub, o, next, sent)
 	case opOverride, opRelabel:
 		return writeOverride(ctx, hub, o, *next)
+	case opFreeze, opUnfreeze:
+		return writeFreeze(ctx, hub, o)
 	case opRecreatePolicy:
 		// The deleted policy may linger while a finalizer is removed (the
 		// controller may be down).
