@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
@@ -41,6 +42,18 @@ func objectsHub(t *testing.T) *hub {
 	}
 	if err := h.client.Create(context.Background(), crb); err != nil {
 		t.Fatal(err)
+	}
+	// member2 frozen; a freeze of member1 that ended (by the hub's clock)
+	// holds nothing.
+	for _, f := range []*gatingv1alpha1.Freeze{
+		{ObjectMeta: metav1.ObjectMeta{Name: "freeze-inc42", CreationTimestamp: created(time.Hour)},
+			Spec: gatingv1alpha1.FreezeSpec{Clusters: []string{"member2"}, Message: "incident 42"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "freeze-over", CreationTimestamp: created(2 * time.Hour)},
+			Spec: gatingv1alpha1.FreezeSpec{Clusters: []string{"member1"}, Duration: &metav1.Duration{Duration: time.Hour}}},
+	} {
+		if err := h.client.Create(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return h
 }

@@ -14,8 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/gatestate"
 )
 
 // `get works` and `get clusters`: the listings of what the hub dispatches,
@@ -124,7 +126,8 @@ func (l workListing) table(wide bool, h *hub) *table {
 // clusterListing is `get clusters`, with Karmada's columns.
 type clusterListing struct {
 	objects
-	works []workv1alpha1.Work
+	works   []workv1alpha1.Work
+	freezes []gatingv1alpha1.Freeze
 }
 
 func listClusters(ctx context.Context, h *hub, name string) (listing, error) {
@@ -140,18 +143,35 @@ func listClusters(ctx context.Context, h *hub, name string) (listing, error) {
 	if err := h.client.List(ctx, works); err != nil {
 		return nil, h.explain(err, "list", ref{kind: "Works", resource: "works.work.karmada.io"})
 	}
-	return clusterListing{objects: found, works: works.Items}, nil
+	// A hub that does not serve Freezes yet has none in force.
+	freezes := &gatingv1alpha1.FreezeList{}
+	if err := h.client.List(ctx, freezes); err != nil && !meta.IsNoMatchError(err) {
+		return nil, h.explain(err, "list", freezeRef)
+	}
+	return clusterListing{objects: found, works: works.Items, freezes: freezes.Items}, nil
 }
 
 func (l clusterListing) table(wide bool, h *hub) *table {
-	t := &table{headers: []string{"NAME", "VERSION", "MODE", "READY", "AGE"}}
+	t := &table{headers: []string{"NAME", "VERSION", "MODE", "READY", "FROZEN", "AGE"}}
 	if wide {
 		t.headers = append(t.headers, "API-ENDPOINT", "WORKS", "HELD")
 	}
+	// Freezes end by the hub's clock.
+	now, ok := h.hubNow()
+	if !ok {
+		now = h.now()
+	}
 	for _, obj := range l.objects {
 		c := obj.(*clusterv1alpha1.Cluster)
+		frozen := "-"
+		if f := gatestate.Frozen(l.freezes, c.Name, now); f != nil {
+			frozen = f.Name
+			if f.Spec.Message != "" {
+				frozen += " (" + f.Spec.Message + ")"
+			}
+		}
 		cells := []string{c.Name, c.Status.KubernetesVersion, string(c.Spec.SyncMode),
-			conditionStatus(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady), age(c.CreationTimestamp, h.now())}
+			conditionStatus(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady), frozen, age(c.CreationTimestamp, h.now())}
 		if wide {
 			total, held := 0, 0
 			for _, w := range l.works {
