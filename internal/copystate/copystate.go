@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/works"
@@ -105,6 +106,12 @@ func Of(cluster string, work *workv1alpha1.Work, current, deleting bool, templat
 		if r.Message == "" {
 			r.Message = workkeys.MessageSuspendDispatching
 		}
+		r.Runs = applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == work.Generation
+	case dispatching != nil && dispatching.Status == metav1.ConditionFalse && dispatching.Reason == gatingv1alpha1.ReasonFrozen &&
+		dispatching.ObservedGeneration == work.Generation:
+		// A Freeze kept this spec from the member: its dispatcher refused
+		// the write, and says which freeze and why.
+		r.State, r.Reason, r.Message = Held, gatingv1alpha1.ReasonFrozen, dispatching.Message
 		r.Runs = applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == work.Generation
 	case work.Annotations[workkeys.OverrideFailedAnnotation] != "":
 		// The member keeps the Work's last good manifest; what the

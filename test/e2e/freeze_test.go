@@ -42,6 +42,10 @@ var _ = Describe("federator freeze and unfreeze", func() {
 				HaveField("Reason", "Frozen"),
 				HaveField("Message", "Freeze "+frozen+" holds every write to "+m+": incident 42; `federator unfreeze` lifts it")), m)
 		}
+		Eventually(func() rolloutCluster { return rolloutOf(ns, name)["member2"] }).Should(And(
+			HaveField("State", "Held"), HaveField("Reason", "Frozen"),
+			HaveField("Message", ContainSubstring("Freeze "+frozen+" holds every write to member2: incident 42"))))
+		Expect(federatorCLI("get", "clusters").stdout).To(MatchRegexp(`(?m)^member3 .* ` + frozen + ` \(incident 42\) `))
 		held := markEverywhere(recorders)
 
 		By("unfreezing: the version it held goes out")
