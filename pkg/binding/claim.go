@@ -150,7 +150,8 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 }
 
 // confirmReleases re-decides, from the claiming policy, the template, the
-// gates and the Clusters' gate annotations as the API server has them now
+// gates, the Clusters' gate annotations and the Freezes as the API server
+// has them now
 // (their annotations, the policy's own spec.suspension, each gate judged
 // by the clock; a template whose content moved on is a conflict,
 // confirmTemplate), every cluster
@@ -187,6 +188,9 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 	freshIn := in
 	freshIn.Template.Annotations = freshTpl.GetAnnotations()
 	kind, ns, name := b.policyRef()
+	if err := r.frozenTargets(ctx, r.APIReader, &freshIn, releasing); err != nil {
+		return err
+	}
 	if emptyPolicy(kind) == nil {
 		if err := r.freshClusterGates(ctx, &freshIn, releasing); err != nil {
 			return err

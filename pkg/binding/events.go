@@ -65,7 +65,7 @@ func allBindings(c client.Reader, clusterScoped bool) handler.MapFunc {
 	return func(ctx context.Context, _ client.Object) []reconcile.Request {
 		list := bindingList(clusterScoped)
 		if err := c.List(ctx, list); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing bindings to re-place after a Cluster change")
+			ctrl.LoggerFrom(ctx).Error(err, "listing every binding to decide again")
 			return nil
 		}
 		return requests(list)

@@ -56,7 +56,7 @@ const minGateRecheck = 50 * time.Millisecond
 
 // recheckGates asks for the binding again when the first gate it waits for
 // changes by itself (a request expiring, a schedule window starting or
-// ending), so a hold begins on time with no event to bring it: the gate
+// ending), or a freeze ends, so a hold begins on time with no event to bring it: the gate
 // controller may be off, and then writes nothing that would.
 func (r *Reconciler) recheckGates(result ctrl.Result, in hold.Input) ctrl.Result {
 	var first time.Time
@@ -70,6 +70,10 @@ func (r *Reconciler) recheckGates(result ctrl.Result, in hold.Input) ctrl.Result
 	consider(in.PolicyGates)
 	for _, gates := range in.ClusterGates {
 		consider(gates)
+	}
+	// A freeze that ends by itself releases then, with no event either.
+	if !in.FrozenUntil.IsZero() && (first.IsZero() || in.FrozenUntil.Before(first)) {
+		first = in.FrozenUntil
 	}
 	if first.IsZero() {
 		return result

@@ -56,6 +56,9 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 			in.ClusterGates[c.Name] = gates
 		}
 	}
+	if err := r.frozenTargets(ctx, r.Client, &in, targets); err != nil {
+		return in, nil, err
+	}
 	kind, ns, name := b.policyRef()
 	var policy client.Object
 	switch kind {

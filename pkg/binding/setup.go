@@ -168,6 +168,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 			Watches(&rolloutsv1alpha1.Rollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"), nil)).
 			Watches(&rolloutsv1alpha1.ClusterRollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
+			// A freeze is recorded in every Work it holds, in the bulk
+			// lane: the dispatchers honour it without waiting for that.
+			Watches(&gatingv1alpha1.Freeze{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped))).
 			Watches(&policyv1alpha1.OverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, bindingsOverriddenBy(mgr.GetClient(), clusterScoped)).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers, UsePriorityQueue: ptr.To(true), NewQueue: queue.NewQueue}).

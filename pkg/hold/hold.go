@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 )
@@ -56,6 +57,11 @@ type Input struct {
 	ClusterGates map[string][]Gate
 	// Rollout governs the policy's templates; nil when none does.
 	Rollout *Rollout
+	// Frozen are, per cluster, what the Freeze in force that holds it
+	// says (gatestate.FreezeMessage), judged by the clock; FrozenUntil is
+	// when the first of those that ends by itself ends (zero: none does).
+	Frozen      map[string]string
+	FrozenUntil time.Time
 }
 
 // Hold is one holder's verdict on one cluster.
@@ -93,6 +99,7 @@ var Checks = []Check{
 	unknownClusterAnnotationCheck,
 	gateClosedCheck,
 	rolloutStageCheck,
+	frozenCheck,
 }
 
 // Decision is what holds one cluster's copy; nothing when it is free.

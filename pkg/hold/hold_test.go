@@ -56,6 +56,10 @@ func TestDecide(t *testing.T) {
 	}{
 		{"nothing holds a template with no suspension and no annotation",
 			Input{Template: template(nil), Policy: policy(nil)}, map[string][]string{}},
+		{"a freeze holds the clusters it holds, after the holders of the template and the policy",
+			Input{Template: template(map[string]string{suspended: "why"}), Policy: policy(nil),
+				Frozen: map[string]string{"member2": "Freeze freeze-a holds every write to member2"}},
+			map[string][]string{"member1": {"TemplateSuspended"}, "member2": {"TemplateSuspended", "Frozen"}, "member3": {"TemplateSuspended"}}},
 		{"an empty suspension holds nothing",
 			Input{Template: template(nil), Policy: policy(nil), Suspension: &policyv1alpha1.Suspension{}}, map[string][]string{}},
 		{"dispatching: false holds nothing",

@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federator-dev/federator/test/framework"
@@ -46,6 +47,17 @@ var _ = Describe("federator freeze and unfreeze", func() {
 			HaveField("State", "Held"), HaveField("Reason", "Frozen"),
 			HaveField("Message", ContainSubstring("Freeze "+frozen+" holds every write to member2: incident 42"))))
 		Expect(federatorCLI("get", "clusters").stdout).To(MatchRegexp(`(?m)^member3 .* ` + frozen + ` \(incident 42\) `))
+		By("the Works record the freeze, for Karmada's tools and agents: suspended, with its reason and message")
+		for _, m := range []string{"member2", "member3"} {
+			Eventually(func() string {
+				w := workOn(hubClient, m, ns, name)
+				if w == nil || w.Spec.SuspendDispatching == nil || !*w.Spec.SuspendDispatching {
+					return "not suspended"
+				}
+				return w.Annotations["work.federator.dev/hold-reason"] + ": " + w.Annotations["work.federator.dev/hold-message"]
+			}).Should(Equal("Frozen: Freeze "+frozen+" holds every write to "+m+": incident 42; `federator unfreeze` lifts it"), m)
+		}
+		Expect(workOn(hubClient, "member1", ns, name).Spec.SuspendDispatching).To(Or(BeNil(), PointTo(BeFalse())))
 		held := markEverywhere(recorders)
 
 		By("unfreezing: the version it held goes out")
