@@ -104,6 +104,10 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 				ctrl.LoggerFrom(ctx).Error(err, "listing bindings to re-place after a Cluster change", "cluster", n.GetName())
 				return
 			}
+			var overridden func(namespace string) bool
+			if labels {
+				overridden = overridesByLabels(ctx, c)
+			}
 			for _, b := range items(list) {
 				v := viewOf(b)
 				req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}
@@ -112,7 +116,7 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 				case gates && targets:
 					// The gates a Cluster waits for are holds.
 					priority.Add(q, priority.Hold, req)
-				case labels && (targets || placement.SelectsByLabels(v.spec.Placement)):
+				case labels && (placement.SelectsByLabels(v.spec.Placement) || targets && overridden(b.GetNamespace())):
 					// Its placement may select by them, and the overrides
 					// of what it sends the Cluster (a rule's
 					// targetCluster.labelSelector) too.
@@ -121,6 +125,38 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 			}
 		},
 	}
+}
+
+// overridesByLabels says, for a namespace, whether an OverridePolicy
+// there or any ClusterOverridePolicy selects clusters by their labels:
+// only then can a relabel change what a binding there sends a Cluster.
+// Fail safe: a list that fails counts as one that does.
+func overridesByLabels(ctx context.Context, c client.Reader) func(namespace string) bool {
+	byLabels := func(rules []policyv1alpha1.RuleWithCluster, target *policyv1alpha1.ClusterAffinity) bool {
+		if target != nil && target.LabelSelector != nil {
+			return true
+		}
+		return slices.ContainsFunc(rules, func(r policyv1alpha1.RuleWithCluster) bool {
+			return r.TargetCluster != nil && r.TargetCluster.LabelSelector != nil
+		})
+	}
+	cops := &policyv1alpha1.ClusterOverridePolicyList{}
+	ops := &policyv1alpha1.OverridePolicyList{}
+	if c.List(ctx, cops) != nil || c.List(ctx, ops) != nil {
+		return func(string) bool { return true }
+	}
+	for _, p := range cops.Items {
+		if byLabels(p.Spec.OverrideRules, p.Spec.TargetCluster) {
+			return func(string) bool { return true }
+		}
+	}
+	namespaces := map[string]bool{}
+	for _, p := range ops.Items {
+		if byLabels(p.Spec.OverrideRules, p.Spec.TargetCluster) {
+			namespaces[p.Namespace] = true
+		}
+	}
+	return func(ns string) bool { return namespaces[ns] }
 }
 
 func addAll(q workqueue.TypedRateLimitingInterface[reconcile.Request], reqs []reconcile.Request) {
