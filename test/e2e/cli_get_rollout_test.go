@@ -73,7 +73,7 @@ spec:
 			"pp -o wide":       `(?m)^web\s+Abort\s+0\s+\S+\s+Deployment/web\s+member1,member2,member3\s+-$`,
 			"bindings":         `(?m)^rb/web-deployment\s+Deployment/web\s+member1,member2,member3\s+True\s+False\s+\S+$`,
 			"works":            `(?m)^member1\s+web-\S+\s+Deployment/web\s+SuspendDispatching\s+True\s+\S+$`,
-			"clusters -o wide": `(?m)^member1\s+v1\.\d+\.\d+\s+Push\s+True\s+\S+\s+https://127\.0\.0\.1:\d+\s+\d+\s+[1-9]\d*$`,
+			"clusters -o wide": `(?m)^member1\s+v1\.\d+\.\d+\s+Push\s+True\s+-\s+\S+\s+https://127\.0\.0\.1:\d+\s+\d+\s+[1-9]\d*$`,
 		} {
 			r := federatorCLI(append(append([]string{"get"}, strings.Fields(args)...), "-n", ns)...)
 			Expect(r.code).To(Equal(0), "get %s: %s", args, r.stderr)
