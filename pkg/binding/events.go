@@ -146,12 +146,14 @@ func overridesByLabels(ctx context.Context, c client.Reader) func(namespace stri
 		return func(string) bool { return true }
 	}
 	for _, p := range cops.Items {
+		//lint:ignore SA1019 Karmada still applies the deprecated field, so a relabel can change what it selects
 		if byLabels(p.Spec.OverrideRules, p.Spec.TargetCluster) {
 			return func(string) bool { return true }
 		}
 	}
 	namespaces := map[string]bool{}
 	for _, p := range ops.Items {
+		//lint:ignore SA1019 Karmada still applies the deprecated field, so a relabel can change what it selects
 		if byLabels(p.Spec.OverrideRules, p.Spec.TargetCluster) {
 			namespaces[p.Namespace] = true
 		}
