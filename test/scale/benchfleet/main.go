@@ -61,7 +61,10 @@ type options struct {
 	members, resources, concurrency int
 	qps                             float64
 	burst                           int
-	output, binDir, federator       string
+	// freezes is how many fleet-wide freezes are timed under bulk load
+	// (0: none).
+	freezes                   int
+	output, binDir, federator string
 	// controllerArgs are extra flags for federator controller, to compare
 	// settings (--hub-qps, --workers, ...) in runs of their own.
 	controllerArgs []string
@@ -112,6 +115,23 @@ type result struct {
 	// in federator's queues, by "controller, behind worker|same-object".
 	FreezeHoldWaits map[string]HoldWait `json:"freezeHoldWaits,omitempty"`
 	ChangedHeld     int                 `json:"memberObjectsChangedWhileSuspended"`
+	// FleetFreezeP50 and FleetFreezeP99 are the fleet-wide freeze (one
+	// Freeze object) under bulk load: from the hub acknowledging its
+	// create to the last member write the member watches saw after it
+	// (FleetFreezeTries tries; 0 when none was seen).
+	FleetFreezeP50   float64 `json:"fleetFreezeLastMemberWriteP50Seconds"`
+	FleetFreezeP99   float64 `json:"fleetFreezeLastMemberWriteP99Seconds"`
+	FleetFreezeTries int     `json:"fleetFreezeTries"`
+	// FleetFreezeLoad is the median of the member writes the watches saw
+	// in the second before each freeze: how busy the dispatcher was.
+	FleetFreezeLoad float64 `json:"fleetFreezeMemberWritesPerSecondBefore"`
+	// FleetFreezeRecorded is, over the first tries, the median time from
+	// the freeze to every Work recording it (Dispatching=False, Frozen):
+	// the durable, Karmada-visible record, which costs one Work write each.
+	FleetFreezeRecorded float64 `json:"fleetFreezeEveryWorkRecordedSeconds"`
+	// ChangedFrozen counts member writes the watches saw later than
+	// fleetFreezeGrace after a freeze was acknowledged (must be 0).
+	ChangedFrozen int `json:"memberObjectsChangedAfterFreeze"`
 
 	PropagationWrites map[string]float64 `json:"hubWritesPerTemplatePropagation"`
 	CycleWrites       map[string]float64 `json:"hubWritesPerTemplateCycle"`
@@ -148,6 +168,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", hub.MemberWrites, "writers per member in the baseline (federator's writes in flight per member)")
 	flag.Float64Var(&o.qps, "qps", float64(hub.DefaultOptions().Member.QPS), "client QPS per member, in the baseline as in federator")
 	flag.IntVar(&o.burst, "burst", hub.DefaultOptions().Member.Burst, "client burst per member, in the baseline as in federator")
+	flag.IntVar(&o.freezes, "freezes", 20, "fleet-wide freezes timed under bulk load (0: none)")
 	flag.StringVar(&o.output, "o", "table", "output: table or json")
 	flag.StringVar(&o.binDir, "bin-dir", "", "where kube-apiserver, etcd and federator are (default: $KUBEBUILDER_ASSETS, else bin/)")
 	extra := flag.String("controller-args", "", `extra flags for "federator controller", space-separated (e.g. "--hub-qps=2000 --workers=16")`)
@@ -190,12 +211,16 @@ func report(r *result, output string, stdout, stderr io.Writer) int {
 }
 
 // verdict is what the run asserts beyond arriving: no member object
-// changed between the suspension and the resume.
+// changed between the suspension and the resume, nor after a freeze.
 func (r *result) verdict() error {
+	var errs []error
 	if r.ChangedHeld != 0 {
-		return fmt.Errorf("%d member objects changed while suspended (must be 0): a held cluster received a change", r.ChangedHeld)
+		errs = append(errs, fmt.Errorf("%d member objects changed while suspended (must be 0): a held cluster received a change", r.ChangedHeld))
 	}
-	return nil
+	if r.ChangedFrozen != 0 {
+		errs = append(errs, fmt.Errorf("%d member objects changed more than %s after a freeze (must be 0): a frozen fleet received a change", r.ChangedFrozen, fleetFreezeGrace))
+	}
+	return errors.Join(errs...)
 }
 
 func logf(format string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestARunFailsWhenAMemberObjectChangedWhileSuspended(t *testing.T) {
@@ -29,5 +30,34 @@ func TestARunFailsWhenAMemberObjectChangedWhileSuspended(t *testing.T) {
 				t.Errorf("-o %s, %d changed while suspended: stderr %q does not say what failed", output, tc.changed, msg)
 			}
 		}
+	}
+}
+
+func TestARunFailsWhenAMemberObjectChangedAfterAFreeze(t *testing.T) {
+	r := &result{Members: 3, Resources: 500, FleetFreezeTries: 20, ChangedFrozen: 2}
+	var stdout, stderr bytes.Buffer
+	if code := report(r, "table", &stdout, &stderr); code != 1 {
+		t.Errorf("2 changed after a freeze: exit %d, want 1", code)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "2 member objects changed more than 2s after a freeze (must be 0)") {
+		t.Errorf("stderr %q does not say what failed", msg)
+	}
+	if !strings.Contains(stdout.String(), "member objects changed after a freeze") {
+		t.Errorf("the table has no row for changes after a freeze:\n%s", stdout.String())
+	}
+}
+
+func TestTheLastChangeAfterAFreezeIsTimedFromTheFreeze(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var l changeLog
+	for _, d := range []time.Duration{-time.Second, 0, 300 * time.Millisecond, 1200 * time.Millisecond, 2500 * time.Millisecond} {
+		l.add(at.Add(d))
+	}
+	last, late := l.lastChange(at, 2*time.Second)
+	if last != 2.5 || late != 1 {
+		t.Errorf("lastChange = %.3fs, %d late; want 2.500s, 1 late", last, late)
+	}
+	if last, late := l.lastChange(at.Add(3*time.Second), 2*time.Second); last != 0 || late != 0 {
+		t.Errorf("no change after the freeze: lastChange = %.3fs, %d late; want 0, 0", last, late)
 	}
 }

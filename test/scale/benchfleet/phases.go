@@ -292,6 +292,13 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	logf("federator: freeze under load p50 %.2fs, p99 %.2fs", r.FreezeP50, r.FreezeP99)
+	if o.freezes > 0 {
+		logf("federator: %d fleet-wide freezes while every template takes a new image", o.freezes)
+		if err := fleetFreezes(ctx, hc, hubState, watchers, o, r); err != nil {
+			return err
+		}
+		logf("federator: fleet freeze, last member write p50 %.3fs, p99 %.3fs; every Work recorded it in %.2fs", r.FleetFreezeP50, r.FleetFreezeP99, r.FleetFreezeRecorded)
+	}
 	// The cycle is counted from here: the freeze phase's writes are its own.
 	afterFreeze, err := quiet(ctx, hubCS)
 	if err != nil {

@@ -233,6 +233,13 @@ func (r *result) print(out io.Writer) {
 	}
 	fmt.Fprintf(t, "one template frozen under load, p50\t%.2fs\t\t(%d tries while every template changes)\n", r.FreezeP50, r.FreezeTries)
 	fmt.Fprintf(t, "one template frozen under load, p99\t%.2fs\t\t\n", r.FreezeP99)
+	if r.FleetFreezeTries > 0 {
+		fmt.Fprintf(t, "fleet frozen under load → last member write, p50\t%.3fs\t\t(%d freezes while every template changes, median %.0f member writes/s before each; target p99 ≤ 1 s)\n", r.FleetFreezeP50, r.FleetFreezeTries, r.FleetFreezeLoad)
+		fmt.Fprintf(t, "fleet frozen under load → last member write, p99\t%.3fs\t\t\n", r.FleetFreezeP99)
+		fmt.Fprintf(t, "  then every Work records the freeze\t%.2fs\t%.2fs\t%s (%d Works at the hub's %.0f Work hold patches/s)\n",
+			r.FleetFreezeRecorded, float64(r.Resources*r.Members)/r.HubHoldRate, ratio(r.FleetFreezeRecorded, float64(r.Resources*r.Members)/r.HubHoldRate), r.Resources*r.Members, r.HubHoldRate)
+		fmt.Fprintf(t, "member objects changed after a freeze\t%d\t\t(must be 0; writes seen more than %s after it)\n", r.ChangedFrozen, fleetFreezeGrace)
+	}
 	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
 	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
 	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))

@@ -18,7 +18,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/works"
 )
 
@@ -37,8 +39,10 @@ type hubWatch struct {
 
 type workState struct {
 	suspended bool
-	image     string
-	template  string
+	// frozen: held by a Freeze, as the binding controller records it.
+	frozen   bool
+	image    string
+	template string
 }
 
 func watchWorks(ctx context.Context, cfg *rest.Config) (*hubWatch, error) {
@@ -62,6 +66,7 @@ func watchWorks(ctx context.Context, cfg *rest.Config) (*hubWatch, error) {
 			return
 		}
 		st := workState{suspended: w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching, template: m.GetName()}
+		st.frozen = st.suspended && w.Annotations[workkeys.HoldReasonAnnotation] == gatingv1alpha1.ReasonFrozen
 		if c, ok, _ := unstructured.NestedSlice(m.Object, "spec", "template", "spec", "containers"); ok && len(c) > 0 {
 			if first, ok := c[0].(map[string]any); ok {
 				st.image, _ = first["image"].(string)
@@ -107,6 +112,11 @@ func follow(ctx context.Context, wc client.WithWatch, list client.ObjectList, op
 // suspended is how many Works are suspended.
 func (h *hubWatch) suspended() int {
 	return h.count(func(w workState) bool { return w.suspended })
+}
+
+// frozen is how many Works record a Freeze's hold.
+func (h *hubWatch) frozen() int {
+	return h.count(func(w workState) bool { return w.frozen })
 }
 
 // held is how many Works of the template are suspended.
@@ -156,6 +166,8 @@ type memberWatches struct {
 	rv      map[string]string // member/name → resourceVersion last seen
 	cancel  context.CancelFunc
 	seen    map[string]map[string]time.Time // image → member/name → first seen
+	// log is when every change was seen.
+	log changeLog
 }
 
 func watchMembers(ctx context.Context, members map[string]*rest.Config) (*memberWatches, error) {
@@ -184,6 +196,7 @@ func watchMembers(ctx context.Context, members map[string]*rest.Config) (*member
 			if w.rv[key] != "" {
 				w.changed++
 			}
+			w.log.add(at)
 			w.rv[key] = d.ResourceVersion
 			img := imageOf(d)
 			if w.seen[img] == nil {
@@ -232,5 +245,15 @@ func (w *memberWatches) firstSeen(image string, since time.Time) []float64 {
 	sort.Float64s(out)
 	return out
 }
+
+// lastChange is how long after since the watches last saw a member
+// object written (0 when none was), and how many writes they saw more
+// than grace after since.
+func (w *memberWatches) lastChange(since time.Time, grace time.Duration) (float64, int) {
+	return w.log.lastChange(since, grace)
+}
+
+// writesIn is how many member writes the watches saw after from, up to to.
+func (w *memberWatches) writesIn(from, to time.Time) int { return w.log.count(from, to) }
 
 func (w *memberWatches) stop() { w.cancel() }
