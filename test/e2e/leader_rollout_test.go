@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"time"
 
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +34,16 @@ var _ = Describe("leader election during a rollout", func() {
 		first := leaseHolder(hubClient)()
 		Expect(first).NotTo(BeEmpty())
 		inMembers := joinMembers(f, hubClient)
+		// Both members schedulable before the template is placed: a member
+		// placed after the first revision completed is a newly placed
+		// cluster, staged (member2 would wait at its pause for level 1).
+		for _, m := range f.Members {
+			Eventually(func() bool {
+				c := &clusterv1alpha1.Cluster{}
+				return hubClient.Get(ctx, client.ObjectKey{Name: m.Name}, c) == nil &&
+					meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+			}, "60s").Should(BeTrue(), m.Name+" Ready")
+		}
 
 		const ns, name = "leader-rollout", "conf"
 		Expect(hubClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
