@@ -43,8 +43,8 @@ type Reconciler struct {
 	ClusterScoped bool
 	// Clock is the wall clock when nil.
 	Clock clock.PassiveClock
-	// Override renders what each cluster gets of a template;
-	// overrides.Karmada(Client) when nil.
+	// Override renders what each cluster gets of a template; when nil,
+	// overrides.Karmada over a ListedOnce of Client, one per step.
 	Override overrides.Func
 }
 
@@ -303,7 +303,11 @@ func policyName(namespace, name string) string {
 func (r *Reconciler) bindingsOf(ctx context.Context, policyKind, namespace, name string) ([]binding, error) {
 	override := r.Override
 	if override == nil {
-		override = overrides.Karmada(r.Client)
+		// One read of the overrides (and of the Clusters they select on)
+		// for every cluster of the step: an edit landing in the cache
+		// between two clusters' renders would keep a revision with the
+		// edit on some clusters only, and start another for the rest.
+		override = overrides.Karmada(overrides.ListedOnce(r.Client))
 	}
 	claimed, err := revision.ClaimedBy(ctx, r.Client, override, policyKind, namespace, name)
 	if err != nil {

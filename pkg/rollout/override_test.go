@@ -20,7 +20,7 @@ import (
 )
 
 // tagOn applies (or changes) OverridePolicy shop/pin: the image tag is
-// value on cluster.
+// value on cluster, on every cluster when cluster is "".
 func (h *fakeHub) tagOn(cluster, value string) {
 	h.t.Helper()
 	op := &policyv1alpha1.OverridePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "pin"}}
@@ -31,10 +31,12 @@ func (h *fakeHub) tagOn(cluster, value string) {
 	op.Spec = policyv1alpha1.OverrideSpec{
 		ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
 		OverrideRules: []policyv1alpha1.RuleWithCluster{{
-			TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}},
 			Overriders: policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{{
 				Component: policyv1alpha1.Tag, Operator: policyv1alpha1.OverriderOpReplace, Value: value}}},
 		}},
+	}
+	if cluster != "" {
+		op.Spec.OverrideRules[0].TargetCluster = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}}
 	}
 	if err != nil {
 		err = h.client.Create(context.Background(), op)
@@ -80,17 +82,26 @@ func (h *fakeHub) keptImage(rev int64, cluster string) (string, bool) {
 	return containers[0].(map[string]any)["image"].(string), rendered
 }
 
+// newOverriddenHub is a fake hub whose Rollout has a canary stage
+// (member1) and the rest, with OverridePolicy shop/pin setting the tag on
+// cluster (every cluster when ""), at revision 1.
+func newOverriddenHub(t *testing.T, cluster, tag string) *fakeHub {
+	t.Helper()
+	ro := testRollout("web", "web", t0)
+	ro.Spec.Stages = []v1.Stage{{Name: "canary", Clusters: []string{"member1"}}, {Name: "rest", Clusters: []string{"member2", "member3"}}}
+	h := newFakeHub(t, ro)
+	h.tagOn(cluster, tag)
+	if got := h.reconcile(0).Status.Revision; got != 1 {
+		t.Fatalf("revision %d, want 1", got)
+	}
+	return h
+}
+
 // An OverridePolicy that changes what a cluster gets is a new revision,
 // staged like a template change; the revision keeps what each cluster got,
 // and the binding's stamp says it per cluster.
 func TestReconcileTakesInAnOverrideChangeAsARevision(t *testing.T) {
-	ro := testRollout("web", "web", t0)
-	ro.Spec.Stages = []v1.Stage{{Name: "canary", Clusters: []string{"member1"}}, {Name: "rest", Clusters: []string{"member2", "member3"}}}
-	h := newFakeHub(t, ro)
-	h.tagOn("member2", "0.9")
-	if got := h.reconcile(0).Status.Revision; got != 1 {
-		t.Fatalf("revision %d, want 1", got)
-	}
+	h := newOverriddenHub(t, "member2", "0.9")
 	first := h.stamp()
 	if len(first.Clusters) != 1 || first.Clusters["member2"] == "" || first.Clusters["member2"] == first.Hash {
 		t.Fatalf("stamp %s: want member2's own hash (its override) and no other", first)
