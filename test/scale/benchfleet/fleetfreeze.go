@@ -35,9 +35,10 @@ const (
 	// fleetFreezeRecordTries is how many tries also wait for every Work
 	// to record the freeze (and, after the unfreeze, to drop it).
 	fleetFreezeRecordTries = 3
-	// flowing is the share of member objects that must have taken a try's
-	// image before it freezes: the dispatcher is well under way then.
-	flowing = 0.1
+	// flowing is how many member objects must have taken a try's image
+	// before it freezes (a tenth of them, when that is fewer): the
+	// dispatcher is well under way then.
+	flowing = 200
 )
 
 // fleetFreezes runs o.freezes tries; every member ends with the last
@@ -55,7 +56,7 @@ func fleetFreezes(ctx context.Context, hc client.Client, hub *hubWatch, members 
 			})
 		}()
 		if err := waitFor(ctx, fmt.Sprintf("member writes of %s under way", image), func() (bool, error) {
-			return float64(members.have(image)) >= flowing*float64(all), nil
+			return members.have(image) >= min(flowing, all/10), nil
 		}); err != nil {
 			return err
 		}
