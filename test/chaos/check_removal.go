@@ -14,9 +14,14 @@ import (
 // starts no earlier), and it was not put back early enough to take that
 // countdown back (created again or placed again, that write returned,
 // plus the grace, any freeze or etcd restart of the member, and the time
-// the controllers could not act, before the delay ended).
+// the controllers could not act, before the delay ended); and no freeze
+// of that member was in force when it was seen (frozenWhen): a freeze
+// delays a due deletion until it ends.
 func (c *checker) checkRemoval(d removal) *violation {
 	at := stored{Template: d.Template, Member: d.Member, Observed: d.Observed, ResourceVersion: d.ResourceVersion}
+	if why := c.frozenWhen(d); why != "" {
+		return c.removalViolation(at, d, why)
+	}
 	gone := func(i int) bool { return c.intents[i].State.goneFrom(d.Template, d.Member) }
 	why := ""
 	for i := len(c.intents) - 1; i >= 1; i-- {
@@ -63,6 +68,32 @@ func (c *checker) removalNotDue(d removal, i int, gone func(int) bool) string {
 		}
 	}
 	return ""
+}
+
+// frozenWhen says which freeze held d's member when d was seen, "" when
+// none did: the user's latest write sent before then freezes the member,
+// and the first write of that run of freezes was in force (returned, plus
+// what may still be in flight then: inFlight) before d was seen.
+func (c *checker) frozenWhen(d removal) string {
+	last := -1
+	for i := range c.intents {
+		if !c.intents[i].Sent.After(d.Observed) {
+			last = i
+		}
+	}
+	if last < 0 || !c.intents[last].State.frozen(d.Member) {
+		return ""
+	}
+	first := last
+	for first > 0 && c.intents[first-1].State.frozen(d.Member) {
+		first--
+	}
+	freeze := c.intents[first]
+	if c.inFlight(d.Member, span{from: freeze.Sent, to: freeze.Done}).After(d.Observed) {
+		return ""
+	}
+	return fmt.Sprintf("the freeze of step %d (%s) held %s, written %s before: a freeze delays a deletion until it ends",
+		freeze.Step, freeze.Op, d.Member, d.Observed.Sub(freeze.Sent).Round(time.Millisecond))
 }
 
 // leaderTakeover is how long a killed leader's Lease keeps the standby

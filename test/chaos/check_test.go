@@ -175,6 +175,60 @@ func TestCheckerJudgesDeletionsAgainstTheirDelay(t *testing.T) {
 	})
 }
 
+// A freeze delays a due deletion until it ends: a copy deleted while a
+// freeze of its member was in force is a violation, one deleted after the
+// unfreeze (or in flight when the freeze was written) is not.
+func TestCheckerJudgesDeletionsDuringAFreeze(t *testing.T) {
+	base := initialState(map[string]string{"web": "v1"})
+	gone := func(s state) state {
+		return with(s, func(s *state) { s.Templates["web"] = templateState{Version: "v1", Deleted: true} })
+	}
+	frozen := func(s state, members ...string) state {
+		return with(s, func(s *state) {
+			s.Freezing = true
+			if len(members) > 0 {
+				s.Freeze = map[string]bool{}
+				for _, m := range members {
+					s.Freeze[m] = true
+				}
+			}
+		})
+	}
+	// web deleted (no delay) at 1000; member1 frozen at 1200; every
+	// member frozen at 5000; unfrozen at 10000.
+	history := []intent{
+		{Step: 0, Op: "setup", Sent: at(0), Done: at(10), State: base},
+		{Step: 1, Op: "delete-template web", Sent: at(1000), Done: at(1010), State: gone(base)},
+		{Step: 2, Op: "freeze member1", Sent: at(1200), Done: at(1210), State: frozen(gone(base), "member1")},
+		{Step: 3, Op: "freeze", Sent: at(5000), Done: at(5010), State: frozen(gone(base))},
+		{Step: 4, Op: "unfreeze", Sent: at(10000), Done: at(10010), State: gone(base)},
+	}
+	c := &checker{intents: history, grace: 2 * time.Second}
+	for _, tc := range []struct {
+		name      string
+		removal   removal
+		violation bool
+		why       string
+	}{
+		{"deleted in flight as member1 was frozen", removal{Member: "member1", Observed: at(2500)}, false, ""},
+		{"deleted from member1 while its freeze held it", removal{Member: "member1", Observed: at(4000)}, true, "the freeze of step 2 (freeze member1) held member1"},
+		{"deleted from member2, not frozen then", removal{Member: "member2", Observed: at(4000)}, false, ""},
+		{"deleted from member2 while the fleet was frozen", removal{Member: "member2", Observed: at(8000)}, true, "the freeze of step 3"},
+		{"deleted once unfrozen", removal{Member: "member1", Observed: at(10500)}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.removal.Template = "web"
+			v := c.checkRemoval(tc.removal)
+			if (v != nil) != tc.violation {
+				t.Fatalf("violation = %+v, want %v", v, tc.violation)
+			}
+			if v != nil && !strings.Contains(v.Why, tc.why) {
+				t.Fatalf("why = %q, want it to say %q", v.Why, tc.why)
+			}
+		})
+	}
+}
+
 // A member left out of the placement is held (nothing new stored there)
 // and its copy deleted once the delay passed, unless it was placed again
 // in time: the same rules as a deleted template.
