@@ -79,6 +79,21 @@ const (
 	// one decided from a newer binding.
 	BindingGenerationAnnotation = "work.federator.dev/binding-generation"
 
+	// MemberRunsAnnotation, on a Work, says what its member runs while the
+	// Work carries something the member has not taken yet (held, pending,
+	// refused): a JSON object, {"images":["nginx:1.25"]} for a workload,
+	// and the binding generation the member's copy was written from
+	// ({"bindingGeneration":"6"}) for every kind. The binding controller
+	// stamps it, from the Work it is about to change, on a write it makes
+	// anyway and only when that Work's Applied condition is True at its
+	// generation (the member runs the manifest being replaced); otherwise
+	// the Work keeps the value it had, which still names what the member
+	// runs. It never causes a write of its own, is not sent to members,
+	// and is read by `federator get rollout` and the dashboard
+	// (internal/copystate) only while the member does not run the Work's
+	// manifest.
+	MemberRunsAnnotation = "work.federator.dev/member-runs"
+
 	// PolicyHoldsAnnotation, on a binding whose claiming policy was
 	// deleted, is what held in that policy when it went: its annotations
 	// that decide holds (the suspended annotations, the gates, the deletion

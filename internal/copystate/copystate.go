@@ -62,10 +62,95 @@ type State struct {
 	Message string
 	// HasWork says whether a Work carries the copy.
 	HasWork bool
-	// Runs, when Held, says the member already runs what the held Work
-	// carries (its dispatcher found the manifests applied: Applied is for
-	// this generation), so nothing waits to reach it but later changes.
-	Runs bool
+	// Running is what the member runs while its copy is Held, Pending or
+	// Failed: the Work's own manifest when the member runs it (a held
+	// member whose dispatcher found the manifests applied: Applied is for
+	// this generation), else what the Work's MemberRunsAnnotation
+	// recorded; nil when not known (no copy there yet, or none recorded).
+	Running *Version
+	// Wants is what the Work carries and the member does not run yet,
+	// while the copy is Held, Pending or Failed; nil when the member runs
+	// the Work's manifest, so nothing waits to reach it but later changes.
+	Wants *Version
+}
+
+// Version is what a copy runs or carries: the container images of a
+// workload and the binding generation its manifest was written from. It is
+// also MemberRunsAnnotation's value, as JSON.
+type Version struct {
+	Images            []string `json:"images,omitempty"`
+	BindingGeneration string   `json:"bindingGeneration,omitempty"`
+}
+
+// Text is the version as a person reads it: the first image of a workload,
+// else the binding generation ("binding gen 6"); "" when neither is known.
+func (v Version) Text() string {
+	if len(v.Images) > 0 {
+		return v.Images[0]
+	}
+	if v.BindingGeneration != "" {
+		return "binding gen " + v.BindingGeneration
+	}
+	return ""
+}
+
+// Waiting is, as a person reads them, what the member runs and what it
+// waits for while the copy waits: "" for what is not known, and wants ""
+// when nothing waits. When both run the same images (the change is
+// elsewhere in the manifest) they are told apart by binding generation.
+func (s State) Waiting() (runs, wants string) {
+	if s.Wants == nil {
+		return "", ""
+	}
+	wants = s.Wants.Text()
+	if s.Running == nil {
+		return "", wants
+	}
+	runs = s.Running.Text()
+	if runs == wants && s.Running.BindingGeneration != "" && s.Wants.BindingGeneration != "" {
+		runs, wants = Version{BindingGeneration: s.Running.BindingGeneration}.Text(), Version{BindingGeneration: s.Wants.BindingGeneration}.Text()
+	}
+	return runs, wants
+}
+
+// VersionOf is what work carries.
+func VersionOf(work *workv1alpha1.Work) Version {
+	return Version{Images: Images(works.FirstManifest(work)), BindingGeneration: work.Annotations[workkeys.BindingGenerationAnnotation]}
+}
+
+// MemberRuns is the MemberRunsAnnotation value to stamp on a write that
+// replaces what work carries: what work carries, when its member runs it
+// (Applied True at the Work's generation); ok is false when the member
+// may run something else, and the Work should keep the value it has.
+func MemberRuns(work *workv1alpha1.Work) (value string, ok bool) {
+	if !runsWork(work) {
+		return "", false
+	}
+	raw, err := json.Marshal(VersionOf(work))
+	if err != nil {
+		return "", false
+	}
+	return string(raw), true
+}
+
+// runsWork says whether work's member runs the manifest work carries now.
+func runsWork(work *workv1alpha1.Work) bool {
+	applied := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionApplied)
+	return applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == work.Generation
+}
+
+// recordedRuns is what work's MemberRunsAnnotation says its member runs;
+// nil when it says nothing readable.
+func recordedRuns(work *workv1alpha1.Work) *Version {
+	raw, ok := work.Annotations[workkeys.MemberRunsAnnotation]
+	if !ok {
+		return nil
+	}
+	v := &Version{}
+	if json.Unmarshal([]byte(raw), v) != nil || v.Text() == "" {
+		return nil
+	}
+	return v
 }
 
 // Of is the state of one cluster's copy from its Work (nil when there is
@@ -106,13 +191,11 @@ func Of(cluster string, work *workv1alpha1.Work, current, deleting bool, templat
 		if r.Message == "" {
 			r.Message = workkeys.MessageSuspendDispatching
 		}
-		r.Runs = applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == work.Generation
 	case dispatching != nil && dispatching.Status == metav1.ConditionFalse && dispatching.Reason == gatingv1alpha1.ReasonFrozen &&
 		dispatching.ObservedGeneration == work.Generation:
 		// A Freeze kept this spec from the member: its dispatcher refused
 		// the write, and says which freeze and why.
 		r.State, r.Reason, r.Message = Held, gatingv1alpha1.ReasonFrozen, dispatching.Message
-		r.Runs = applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == work.Generation
 	case work.Annotations[workkeys.OverrideFailedAnnotation] != "":
 		// The member keeps the Work's last good manifest; what the
 		// template now asks for cannot reach it until the policy is fixed.
@@ -142,6 +225,14 @@ func Of(cluster string, work *workv1alpha1.Work, current, deleting bool, templat
 		r.Images = Images(manifest)
 		if want, ok := SpecReplicas(manifest); ok {
 			r.DesiredReplicas = &want
+		}
+	}
+	if r.State == Held || r.State == Pending || r.State == Failed {
+		// Say what the member still runs beside what it waits for.
+		if v := VersionOf(work); runsWork(work) {
+			r.Running = &v
+		} else {
+			r.Running, r.Wants = recordedRuns(work), &v
 		}
 	}
 	return r

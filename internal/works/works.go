@@ -36,6 +36,12 @@ var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMess
 	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation,
 	workkeys.BindingGenerationAnnotation, workkeys.RolledBackAnnotation}
 
+// carriedAnnotations are written along with a change, never a change of
+// their own: the template's resourceVersion (its status moving it costs no
+// Work write), and what the member runs (its member applying the Work
+// costs none either).
+var carriedAnnotations = map[string]bool{workkeys.TemplateVersionAnnotation: true, workkeys.MemberRunsAnnotation: true}
+
 // Result says what EnsureWork did.
 type Result string
 
@@ -252,8 +258,7 @@ func fullIntent(desired *workv1alpha1.Work, ownerLabel string, manifestsChanged 
 // annotation the stored Work has but annotations lacks is a difference.
 func UpToDate(work *workv1alpha1.Work, spec workv1alpha1.WorkSpec, annotations map[string]string) bool {
 	for k, v := range annotations {
-		if k == workkeys.TemplateVersionAnnotation {
-			// Carried along with a change, never a change of its own.
+		if carriedAnnotations[k] {
 			continue
 		}
 		if have, ok := work.Annotations[k]; !ok || have != v {

@@ -36,6 +36,12 @@ func TestUpToDate(t *testing.T) {
 		{"only the template's resourceVersion moved (its status changed): no write",
 			map[string]string{"work.federator.dev/template-version": "37"}, spec(`{"a":1}`, false),
 			map[string]string{"work.federator.dev/template-version": "41"}, spec(`{"a":1}`, false), true},
+		{"only what the member runs moved (it applied the Work): no write",
+			map[string]string{"work.federator.dev/member-runs": `{"images":["nginx:1.25"]}`}, spec(`{"a":1}`, false),
+			map[string]string{"work.federator.dev/member-runs": `{"images":["nginx:1.26"]}`}, spec(`{"a":1}`, false), true},
+		{"what the member runs, recorded first: no write",
+			nil, spec(`{"a":1}`, false),
+			map[string]string{"work.federator.dev/member-runs": `{"images":["nginx:1.26"]}`}, spec(`{"a":1}`, false), true},
 		{"an annotation of someone else's is left alone", map[string]string{"note": "x"}, spec(`{"a":1}`, false), nil, spec(`{"a":1}`, false), true},
 	}
 	for _, tc := range cases {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/copystate"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/internal/overrides"
@@ -125,6 +126,14 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			work.Annotations[workkeys.RolledBackAnnotation] = kept.origin
 		}
 		work.Annotations[workkeys.TemplateVersionAnnotation] = tpl.GetResourceVersion()
+		if stored := last[ns]; stored != nil {
+			// Written only along with a change (works.UpToDate ignores it):
+			// what the member runs before this write may replace it, for
+			// get rollout and the dashboard while the new one waits.
+			if runs, ok := copystate.MemberRuns(stored); ok {
+				work.Annotations[workkeys.MemberRunsAnnotation] = runs
+			}
+		}
 		desired = append(desired, clusterWork{cluster: target.Name, work: work})
 	}
 	if err := r.confirmReleases(ctx, b, tpl, in, checks, decisions, desired, last); err != nil {

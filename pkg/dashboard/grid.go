@@ -51,24 +51,27 @@ type cell struct {
 	Work     *workv1alpha1.Work
 	Rollout  string
 	Targeted bool
-	// Runs: held, but the member already runs Version.
-	Runs bool
+	// Running and Wants, while the copy waits (held, pending, failed):
+	// what the member still runs ("" when not known) and what the Work
+	// carries that the member has not taken yet ("" when it runs it).
+	Running, Wants string
 }
 
 // VersionText is the version as the grid writes it: what the member
-// runs, or, while the copy is held (and the member does not run it yet),
-// pending or failed, what the Work carries and the member has not taken
-// yet ("wants nginx:1.27").
+// runs, or, while the copy waits for what the Work carries (held, pending
+// or failed), what it still runs and what it waits for ("runs
+// nginx:1.26, wants nginx:1.27", or "wants nginx:1.27" when what it runs
+// is not known).
 func (c cell) VersionText() string {
 	switch {
 	case c.Version == "":
 		return ""
-	case c.State == copystate.Held && c.Runs:
+	case c.Wants == "" || (c.State != copystate.Held && c.State != copystate.Pending && c.State != copystate.Failed):
 		return c.Version
-	case c.State == copystate.Held || c.State == copystate.Pending || c.State == copystate.Failed:
-		return "wants " + c.Version
+	case c.Running != "":
+		return "runs " + c.Running + ", wants " + c.Wants
 	}
-	return c.Version
+	return "wants " + c.Wants
 }
 
 // Class is the CSS class of the cell's state.
@@ -136,7 +139,8 @@ func (s *snapshot) cell(b binding, cluster string, targeted bool) cell {
 		current = err != nil || written >= b.obj.GetGeneration()
 	}
 	st := copystate.Of(cluster, w, current, deleting, 0)
-	c := cell{Cluster: cluster, State: st.State, Reason: st.Reason, Message: st.Message, Work: w, Targeted: targeted, Runs: st.Runs}
+	c := cell{Cluster: cluster, State: st.State, Reason: st.Reason, Message: st.Message, Work: w, Targeted: targeted}
+	c.Running, c.Wants = st.Waiting()
 	if st.State == copystate.Pending && w != nil && !current {
 		// The dashboard follows the binding, not the template itself.
 		c.Message = fmt.Sprintf("the hub has not yet written the binding's generation %d into the Work (it carries %s)",
@@ -146,11 +150,7 @@ func (s *snapshot) cell(b binding, cluster string, targeted bool) cell {
 		c.Ready = fmt.Sprintf("%d/%d", *st.ReadyReplicas, *st.DesiredReplicas)
 	}
 	if w != nil {
-		if images := copystate.Images(works.FirstManifest(w)); len(images) > 0 {
-			c.Version = images[0]
-		} else if g := w.Annotations[workkeys.BindingGenerationAnnotation]; g != "" {
-			c.Version = "binding gen " + g
-		}
+		c.Version = copystate.VersionOf(w).Text()
 		c.Since = since(w, st.State)
 	}
 	// A Rollout says more of a copy the member has, or waits to have.

@@ -90,6 +90,13 @@ func held(w *workv1alpha1.Work, reason, message string) *workv1alpha1.Work {
 	return w
 }
 
+// runs records on w, as the binding controller does, that its member
+// still runs image.
+func runs(w *workv1alpha1.Work, image string) *workv1alpha1.Work {
+	w.Annotations[workkeys.MemberRunsAnnotation] = `{"images":["` + image + `"],"bindingGeneration":"0"}`
+	return w
+}
+
 const holdMessage = "held by Rollout demo/web: stage prod waits for stage canary to soak for 10m0s"
 
 // fleet is a hub with a Deployment applied on one cluster and held by a
@@ -102,7 +109,7 @@ func fleet() []client.Object {
 		readyCluster("member1"), readyCluster("member2"),
 		webBinding("demo", "web", 1, "member1", "member2"),
 		applied(deploymentWork("member1", "demo", "web", "nginx:1.27"), 2),
-		held(deploymentWork("member2", "demo", "web", "nginx:1.27"), workkeys.ReasonRolloutStage, holdMessage),
+		runs(held(deploymentWork("member2", "demo", "web", "nginx:1.27"), workkeys.ReasonRolloutStage, holdMessage), "nginx:1.25"),
 		&rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"},
 			Spec: rolloutsv1alpha1.RolloutSpec{PolicyRef: rolloutsv1alpha1.PolicyReference{Name: "web-pp"},
 				MaxFailures: ptr.To(intstr.FromInt32(1)),
@@ -160,7 +167,7 @@ func TestPageShowsEveryView(t *testing.T) {
 	wantAll(t, "the page", page,
 		// the grid: states as text, version, ready counts
 		`<span class="st">Applied</span><span class="ver">nginx:1.27</span><span class="ready">2/3 ready</span>`,
-		`<span class="st">Held</span><span class="ver">wants nginx:1.27</span>`,
+		`<span class="st">Held</span><span class="ver">runs nginx:1.25, wants nginx:1.27</span>`,
 		`title="`+holdMessage+`"`, "PropagationPolicy demo/web-pp",
 		// rollouts: stages, current stage, soak left, failures
 		`<span class="stage-name">canary</span> <span class="tag">current</span>`, `<span class="stage-name">prod</span>`,
