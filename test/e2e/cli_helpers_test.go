@@ -72,8 +72,12 @@ type rolloutCluster struct {
 	State      string   `json:"state"`
 	Generation int64    `json:"generation"`
 	Images     []string `json:"images"`
-	Reason     string   `json:"reason"`
-	Message    string   `json:"message"`
+	// RunningImages and WantedImages: what the member still runs while
+	// its copy waits, and what it waits for.
+	RunningImages []string `json:"runningImages"`
+	WantedImages  []string `json:"wantedImages"`
+	Reason        string   `json:"reason"`
+	Message       string   `json:"message"`
 }
 
 // rolloutOf is `federator get rollout NAME -n NS -o json` as cluster →

@@ -142,7 +142,12 @@ spec:
 		table := federatorCLI("get", "rollout", "-n", ns)
 		Expect(table.code).To(Equal(0), table.stderr)
 		Expect(table.stdout).To(MatchRegexp(`(?m)^Deployment/api\s+member2\s+Applied\s+\d+\s+\S+\s+nginx:1\.27\s+-$`))
-		Expect(table.stdout).To(MatchRegexp(`(?m)^Deployment/web\s+member2\s+Held\s+-\s+\S+\s+-\s+suspended by annotation .*\("bad config in web"\)`))
+		By("get rollout says what the held members still run, and what they wait for")
+		Expect(table.stdout).To(MatchRegexp(`(?m)^Deployment/web\s+member2\s+Held\s+-\s+\S+\s+nginx:1\.25\s+wants nginx:1\.27; suspended by annotation .*\("bad config in web"\)`))
+		for m, c := range rolloutOf(ns, "web") {
+			Expect(c.RunningImages).To(Equal([]string{"nginx:1.25"}), m)
+			Expect(c.WantedImages).To(Equal([]string{"nginx:1.27"}), m)
+		}
 
 		By("resuming the template converges it")
 		for m, rec := range seen {

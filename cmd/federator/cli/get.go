@@ -32,7 +32,10 @@ rollouts and clusterrollouts (revision, current stage, healthy/total clusters;
 "get rollout" states, per template and target cluster: Applied (with the
 template generation and the images the member runs), Held (what holds it and
 what releases it, with the reason a person gave), Failed (the member's error),
-Pending (not applied yet) or Deleting; and, for workloads, READY: ready/desired
+Pending (not applied yet) or Deleting. A copy that is Held, Pending or Failed
+shows under IMAGES what the member still runs (when the hub recorded it), and
+its MESSAGE starts with what it waits for ("wants nginx:1.27; suspended
+by ..."); -o json has them as runningImages and wantedImages. For workloads, READY: ready/desired
 replicas collected from the member, counting only the pods of the version the
 member rolls out (as "kubectl rollout status" does), so a rollout stuck on a
 version that never becomes ready shows 0/2 while the old pods still serve. NAME selects one template: "web" or "deployment/web".

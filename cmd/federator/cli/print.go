@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -108,8 +109,16 @@ func rolloutTable(items []templateRollout, wide, allNamespaces bool) *table {
 			if c.ReadyReplicas != nil && c.DesiredReplicas != nil {
 				ready = fmt.Sprintf("%d/%d", *c.ReadyReplicas, *c.DesiredReplicas)
 			}
+			images, message := c.Images, c.Message
+			if len(images) == 0 {
+				// What a member still runs while its copy waits.
+				images = c.RunningImages
+			}
+			if len(c.WantedImages) > 0 && !slices.Equal(c.WantedImages, c.RunningImages) {
+				message = strings.TrimSuffix("wants "+strings.Join(c.WantedImages, ",")+"; "+message, "; ")
+			}
 			cells := withNamespace(allNamespaces, item.Template.Namespace,
-				template, c.Cluster, c.State, generation, ready, strings.Join(c.Images, ","))
+				template, c.Cluster, c.State, generation, ready, strings.Join(images, ","))
 			if wide {
 				policy, work := "", ""
 				if item.Policy != nil {
@@ -120,7 +129,7 @@ func rolloutTable(items []templateRollout, wide, allNamespaces bool) *table {
 				}
 				cells = append(cells, policy, work, c.Reason)
 			}
-			t.add(append(cells, c.Message)...)
+			t.add(append(cells, message)...)
 		}
 	}
 	return t

@@ -85,6 +85,12 @@ type clusterRollout struct {
 	Generation int64 `json:"generation,omitempty"`
 	// Images are the container images the member runs; set when Applied.
 	Images []string `json:"images,omitempty"`
+	// RunningImages are the container images the member still runs while
+	// its copy is Held, Pending or Failed, when the hub knows them.
+	RunningImages []string `json:"runningImages,omitempty"`
+	// WantedImages are the container images the Work carries and the
+	// member does not run yet (Held, Pending, Failed).
+	WantedImages []string `json:"wantedImages,omitempty"`
 	// ReadyReplicas and DesiredReplicas come from the status collected from
 	// the member, for workloads.
 	ReadyReplicas   *int64 `json:"readyReplicas,omitempty"`
@@ -106,6 +112,12 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 	s := copystate.Of(cluster, work, current, deleting, templateGeneration)
 	r := clusterRollout{Cluster: s.Cluster, State: s.State, Generation: s.Generation, Images: s.Images,
 		ReadyReplicas: s.ReadyReplicas, DesiredReplicas: s.DesiredReplicas, Reason: s.Reason, Message: s.Message}
+	if s.Running != nil {
+		r.RunningImages = s.Running.Images
+	}
+	if s.Wants != nil {
+		r.WantedImages = s.Wants.Images
+	}
 	if s.HasWork {
 		r.Work = &objectRef{Kind: "Work", Namespace: work.Namespace, Name: work.Name}
 	}

@@ -72,7 +72,7 @@ func rolloutHub(t *testing.T) *hub {
 	apiRB := resourceBinding("api", "api", "member1", "member2")
 	applied := condition(workkeys.ConditionApplied, metav1.ConditionTrue, workkeys.ReasonAppliedSuccessful, workkeys.MessageAppliedSuccessful, 1)
 	dispatching := condition(workkeys.ConditionDispatching, metav1.ConditionTrue, workkeys.ReasonDispatching, workkeys.MessageDispatching, 1)
-	held := condition(workkeys.ConditionDispatching, metav1.ConditionFalse, workkeys.ReasonSuspendDispatching, workkeys.MessageSuspendDispatching, 1)
+	held := condition(workkeys.ConditionDispatching, metav1.ConditionFalse, workkeys.ReasonSuspendDispatching, workkeys.MessageSuspendDispatching, 2)
 
 	w1 := workFor(t, webRB, web, "member1")
 	w1.Status = workv1alpha1.WorkStatus{Conditions: []metav1.Condition{dispatching, applied},
@@ -81,9 +81,14 @@ func rolloutHub(t *testing.T) *hub {
 	w2.Spec.SuspendDispatching = ptr.To(true)
 	w2.Annotations[workkeys.HoldReasonAnnotation] = workkeys.ReasonSuspendDispatching
 	w2.Annotations[workkeys.HoldMessageAnnotation] = holdMessage
+	// nginx:1.27 written while held: member2 still runs nginx:1.25, as the
+	// binding controller recorded when it wrote nginx:1.27.
+	w2.Generation = 2
+	w2.Annotations[workkeys.MemberRunsAnnotation] = `{"images":["nginx:1.25"],"bindingGeneration":"2"}`
 	w2.Status = workv1alpha1.WorkStatus{Conditions: []metav1.Condition{held, applied},
 		ManifestStatuses: []workv1alpha1.ManifestStatus{{Status: memberStatus(1, 2)}}}
 	w3 := workFor(t, webRB, web, "member3")
+	w3.Annotations[workkeys.MemberRunsAnnotation] = `{"images":["nginx:1.25"],"bindingGeneration":"2"}`
 	w3.Status.Conditions = []metav1.Condition{dispatching, condition(workkeys.ConditionApplied, metav1.ConditionFalse, workkeys.ReasonAppliedFailed,
 		`Failed to apply all manifests (0/1): admission webhook "images.example.com" denied the request: nginx:1.27 is not signed`, 1)}
 	w4 := workFor(t, webRB, older, "member4")
