@@ -21,7 +21,7 @@ import (
 // the last member write the member watches saw: an upper bound of when the
 // last write that started before the dispatcher saw the freeze ended. The
 // Works recording the hold follow in the binding controller's bulk lane;
-// that is timed too, on the first fleetFreezeRecordTries tries, for
+// that is timed too, on the first --freeze-records tries, for
 // comparison with the per-Work freeze.
 
 const (
@@ -32,9 +32,6 @@ const (
 	// still end (one that started before the dispatcher saw it); a change
 	// seen later counts as a member changed after the freeze.
 	fleetFreezeGrace = 2 * time.Second
-	// fleetFreezeRecordTries is how many tries also wait for every Work
-	// to record the freeze (and, after the unfreeze, to drop it).
-	fleetFreezeRecordTries = 3
 	// flowing is how many member objects must have taken a try's image
 	// before it freezes (a tenth of them, when that is fewer): the
 	// dispatcher is well under way then.
@@ -70,7 +67,7 @@ func fleetFreezes(ctx context.Context, hc client.Client, hub *hubWatch, members 
 		load := members.writesIn(acked.Add(-time.Second), acked)
 		loads = append(loads, float64(load))
 		var recorded float64
-		if try < fleetFreezeRecordTries {
+		if try < o.freezeRecords {
 			if err := waitFor(ctx, "every Work to record freeze "+f.Name, func() (bool, error) {
 				return hub.frozen() == all, nil
 			}); err != nil {
@@ -97,7 +94,7 @@ func fleetFreezes(ctx context.Context, hc client.Client, hub *hubWatch, members 
 		if err := <-loaded; err != nil {
 			return err
 		}
-		if try < fleetFreezeRecordTries {
+		if try < o.freezeRecords {
 			if err := waitFor(ctx, "every Work to drop freeze "+f.Name, func() (bool, error) {
 				return hub.frozen() == 0, nil
 			}); err != nil {

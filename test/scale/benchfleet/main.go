@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,7 +64,14 @@ type options struct {
 	burst                           int
 	// freezes is how many fleet-wide freezes are timed under bulk load
 	// (0: none).
-	freezes                   int
+	freezes int
+	// freezeRecords is how many of those tries also wait for every Work
+	// to record the freeze, and then to drop it.
+	freezeRecords int
+	// templateFreezes and cycle run the per-template freeze phase and the
+	// suspend → update → resume cycle; at 2000 × 10 each costs minutes,
+	// so a run that times fleet-wide freezes can leave them out.
+	templateFreezes, cycle    bool
 	output, binDir, federator string
 	// controllerArgs are extra flags for federator controller, to compare
 	// settings (--hub-qps, --workers, ...) in runs of their own.
@@ -81,6 +89,9 @@ type result struct {
 	Commit      string `json:"commit"`
 	// ControllerArgs are the extra flags federator ran with.
 	ControllerArgs string `json:"controllerArgs,omitempty"`
+	// Skipped names the phases this run left out (--template-freezes=false,
+	// --cycle=false); their figures are 0 and not printed.
+	Skipped []string `json:"skippedPhases,omitempty"`
 
 	BaselineCreate float64 `json:"baselineCreateSeconds"`
 	BaselineUpdate float64 `json:"baselineUpdateSeconds"`
@@ -157,6 +168,9 @@ type result struct {
 	// stored per Work over the whole run, by message (summed counts): one
 	// per change of a Work's Dispatching condition when none is dropped.
 	DispatchingEvents map[string]float64 `json:"workDispatchingEventsPerWork"`
+	// EventsDropped are the Events federator never wrote to the hub, by
+	// reason (federator_events_dropped_total): 0 when every one was.
+	EventsDropped map[string]float64 `json:"eventsDropped"`
 	propagationRaw    framework.Writes
 	cycleRaw          framework.Writes
 }
@@ -169,6 +183,9 @@ func main() {
 	flag.Float64Var(&o.qps, "qps", float64(hub.DefaultOptions().Member.QPS), "client QPS per member, in the baseline as in federator")
 	flag.IntVar(&o.burst, "burst", hub.DefaultOptions().Member.Burst, "client burst per member, in the baseline as in federator")
 	flag.IntVar(&o.freezes, "freezes", 20, "fleet-wide freezes timed under bulk load (0: none)")
+	flag.IntVar(&o.freezeRecords, "freeze-records", 3, "how many of the fleet-wide freezes also wait for every Work to record the freeze")
+	flag.BoolVar(&o.templateFreezes, "template-freezes", true, "time one template's freeze under load (50 tries)")
+	flag.BoolVar(&o.cycle, "cycle", true, "time suspend all → update every template → resume")
 	flag.StringVar(&o.output, "o", "table", "output: table or json")
 	flag.StringVar(&o.binDir, "bin-dir", "", "where kube-apiserver, etcd and federator are (default: $KUBEBUILDER_ASSETS, else bin/)")
 	extra := flag.String("controller-args", "", `extra flags for "federator controller", space-separated (e.g. "--hub-qps=2000 --workers=16")`)
@@ -223,6 +240,26 @@ func (r *result) verdict() error {
 	return errors.Join(errs...)
 }
 
+// skipped names the phases o leaves out.
+func (o options) skipped() []string {
+	var out []string
+	if !o.templateFreezes {
+		out = append(out, phaseTemplateFreezes)
+	}
+	if !o.cycle {
+		out = append(out, phaseCycle)
+	}
+	return out
+}
+
+// ran says whether the run timed phase (phaseTemplateFreezes, phaseCycle).
+func (r *result) ran(phase string) bool { return !slices.Contains(r.Skipped, phase) }
+
+const (
+	phaseTemplateFreezes = "template-freezes"
+	phaseCycle           = "cycle"
+)
+
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "benchfleet: "+format+"\n", args...)
 }
@@ -249,7 +286,7 @@ func run(ctx context.Context, o options) (r *result, err error) {
 	}
 	defer func() { err = errors.Join(err, f.Stop()) }()
 
-	r = &result{Members: o.members, Resources: o.resources, Concurrency: o.concurrency,
+	r = &result{Skipped: o.skipped(), Members: o.members, Resources: o.resources, Concurrency: o.concurrency,
 		QPS: fmt.Sprintf("%g/%d", o.qps, o.burst), ControllerArgs: strings.Join(o.controllerArgs, " "), Machine: machine(), Date: time.Now().UTC().Format(time.RFC3339), Commit: commit()}
 
 	hubPID, err := f.Hub.APIServerPID()

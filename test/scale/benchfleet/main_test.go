@@ -61,3 +61,28 @@ func TestTheLastChangeAfterAFreezeIsTimedFromTheFreeze(t *testing.T) {
 		t.Errorf("no change after the freeze: lastChange = %.3fs, %d late; want 0, 0", last, late)
 	}
 }
+
+func TestARunThatLeftPhasesOutSaysSoAndPrintsNoFiguresForThem(t *testing.T) {
+	o := options{templateFreezes: false, cycle: false}
+	r := &result{Members: 10, Resources: 2000, Skipped: o.skipped(), FleetFreezeTries: 20}
+	var stdout, stderr bytes.Buffer
+	if code := report(r, "table", &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "phases left out: template-freezes, cycle") {
+		t.Errorf("the header does not say which phases were left out:\n%s", out)
+	}
+	for _, row := range []string{"suspension on every binding and Work", "resume → new version", "member objects changed while suspended", "one template frozen under load"} {
+		if strings.Contains(out, row) {
+			t.Errorf("a phase left out still has its row %q (a 0 that was never measured):\n%s", row, out)
+		}
+	}
+	if !strings.Contains(out, "fleet frozen under load → last member write, p99") {
+		t.Errorf("the fleet-wide freeze's rows are missing:\n%s", out)
+	}
+	all := options{templateFreezes: true, cycle: true}
+	if s := all.skipped(); len(s) != 0 {
+		t.Errorf("a run of every phase says it left out %v", s)
+	}
+}

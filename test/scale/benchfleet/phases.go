@@ -277,21 +277,23 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	}
 	r.PropagationReconciles = perTemplateCount(framework.Delta(reconcilesPropagation, reconcilesBefore), o.resources)
 
-	logf("federator: %d templates frozen one by one while every template takes a new image", min(freezeTries, o.resources))
-	waitsBefore, err := scrapeHoldWaits(ctx, metricsAddr)
-	if err != nil {
-		return err
+	if o.templateFreezes {
+		logf("federator: %d templates frozen one by one while every template takes a new image", min(freezeTries, o.resources))
+		waitsBefore, err := scrapeHoldWaits(ctx, metricsAddr)
+		if err != nil {
+			return err
+		}
+		// The waits of the tries alone: the release after them is one burst
+		// of hold changes.
+		if err := freezeUnderLoad(ctx, hc, hubState, watchers, o, r, func() error {
+			waitsAfter, err := scrapeHoldWaits(ctx, metricsAddr)
+			r.FreezeHoldWaits = holdWaits(waitsAfter, waitsBefore)
+			return err
+		}); err != nil {
+			return err
+		}
+		logf("federator: freeze under load p50 %.2fs, p99 %.2fs", r.FreezeP50, r.FreezeP99)
 	}
-	// The waits of the tries alone: the release after them is one burst
-	// of hold changes.
-	if err := freezeUnderLoad(ctx, hc, hubState, watchers, o, r, func() error {
-		waitsAfter, err := scrapeHoldWaits(ctx, metricsAddr)
-		r.FreezeHoldWaits = holdWaits(waitsAfter, waitsBefore)
-		return err
-	}); err != nil {
-		return err
-	}
-	logf("federator: freeze under load p50 %.2fs, p99 %.2fs", r.FreezeP50, r.FreezeP99)
 	if o.freezes > 0 {
 		logf("federator: %d fleet-wide freezes while every template takes a new image", o.freezes)
 		if err := fleetFreezes(ctx, hc, hubState, watchers, o, r); err != nil {
@@ -299,6 +301,35 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		}
 		logf("federator: fleet freeze, last member write p50 %.3fs, p99 %.3fs; every Work recorded it in %.2fs", r.FleetFreezeP50, r.FleetFreezeP99, r.FleetFreezeRecorded)
 	}
+	if o.cycle {
+		if err := suspendUpdateResume(ctx, hc, hubCS, hubState, watchers, o, r, sample, metricsAddr); err != nil {
+			return err
+		}
+	}
+	r.FederatorCPU = cpuSeconds(ctrl.pid()) - cpuBefore[0]
+	r.HubAPIServCPU = cpuSeconds(apiserverPID) - cpuBefore[1]
+	r.FederatorPeak = peakRSSMB(ctrl.pid())
+	// Events are written behind other writes: counted once the hub has
+	// written nothing but leases for 3 s, Events included.
+	if _, _, ok, err := framework.WaitQuiet(ctx, hubCS, 3*time.Second, waitLimit, "leases"); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("the hub kept writing Events for %s", waitLimit)
+	}
+	if r.DispatchingEvents, err = dispatchingEvents(ctx, hubCS, o.resources*o.members); err != nil {
+		return err
+	}
+	r.EventsDropped, err = scrapeDroppedEvents(ctx, metricsAddr)
+	return err
+}
+
+// suspendUpdateResume suspends the policy, sets a new image on every
+// template, and resumes, with every member watched throughout: the
+// suspension until it is on every binding and Work, what reached a member
+// while suspended (must be nothing), and the resume until every member has
+// the new image.
+func suspendUpdateResume(ctx context.Context, hc client.Client, hubCS kubernetes.Interface, hubState *hubWatch, watchers *memberWatches, o options, r *result, sample func() cpuSample, metricsAddr string) error {
+	all := o.resources * o.members
 	// The cycle is counted from here: the freeze phase's writes are its own.
 	afterFreeze, err := quiet(ctx, hubCS)
 	if err != nil {
@@ -315,8 +346,8 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 	if err != nil {
 		return err
 	}
-	cpuBegan = sample()
-	began = time.Now()
+	cpuBegan := sample()
+	began := time.Now()
 	if err := framework.PatchPolicy(ctx, hc, ns, "bench", `{"spec":{"suspension":{"dispatching":true}}}`); err != nil {
 		return err
 	}
@@ -374,16 +405,5 @@ func federated(ctx context.Context, f *fleet.Fleet, o options, dir string, r *re
 		return err
 	}
 	r.CycleReconciles = perTemplateCount(framework.Delta(reconcilesCycle, reconcilesFreeze), o.resources)
-	r.FederatorCPU = cpuSeconds(ctrl.pid()) - cpuBefore[0]
-	r.HubAPIServCPU = cpuSeconds(apiserverPID) - cpuBefore[1]
-	r.FederatorPeak = peakRSSMB(ctrl.pid())
-	// Events are written behind other writes: counted once the hub has
-	// written nothing but leases for 3 s, Events included.
-	if _, _, ok, err := framework.WaitQuiet(ctx, hubCS, 3*time.Second, waitLimit, "leases"); err != nil {
-		return err
-	} else if !ok {
-		return fmt.Errorf("the hub kept writing Events for %s", waitLimit)
-	}
-	r.DispatchingEvents, err = dispatchingEvents(ctx, hubCS, o.resources*o.members)
-	return err
+	return nil
 }

@@ -96,6 +96,19 @@ func scrape(ctx context.Context, addr, name string) ([]series, error) {
 	return out, sc.Err()
 }
 
+// scrapeDroppedEvents reads federator_events_dropped_total by reason.
+func scrapeDroppedEvents(ctx context.Context, addr string) (map[string]float64, error) {
+	s, err := scrape(ctx, addr, "federator_events_dropped_total")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, x := range s {
+		out[x.labels["reason"]] += x.value
+	}
+	return out, nil
+}
+
 // scrapeReconciles reads federator's controller_runtime_reconcile_total,
 // by "controller (result)".
 func scrapeReconciles(ctx context.Context, addr string) (map[string]float64, error) {
@@ -201,6 +214,9 @@ func (r *result) print(out io.Writer) {
 	if r.ControllerArgs != "" {
 		fmt.Fprintf(out, "; federator controller %s", r.ControllerArgs)
 	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(out, "; phases left out: %s", strings.Join(r.Skipped, ", "))
+	}
 	fmt.Fprint(out, "\n\n")
 	t := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	ratio := func(a, b float64) string {
@@ -212,14 +228,16 @@ func (r *result) print(out io.Writer) {
 	fmt.Fprintln(t, "MEASURE\tFEDERATOR\tDIRECT\tRATIO")
 	fmt.Fprintf(t, "every member object exists\t%.2fs\t%.2fs\t%s\n", r.Propagate, r.BaselineCreate, ratio(r.Propagate, r.BaselineCreate))
 	fmt.Fprintf(t, "  of which: every Work written on the hub\t%.2fs\t\t\n", r.WorksWritten)
-	// A suspension writes every binding and every Work: at the hub's
-	// measured write rate, that alone takes (M + M×K) / rate.
-	floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
-	fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t%.2fs\t%s (direct: %d writes at the hub's %.0f/s)\n",
-		r.SuspendVisible, floor, ratio(r.SuspendVisible, floor), r.Resources+r.Resources*r.Members, r.HubWriteRate)
-	holdFloor := float64(r.Resources+r.Resources*r.Members) / r.HubHoldRate
-	fmt.Fprintf(t, "  against the hub's rate of hold patches\t\t%.2fs\t%s (%d patches at the hub's %.0f Work hold patches/s)\n",
-		holdFloor, ratio(r.SuspendVisible, holdFloor), r.Resources+r.Resources*r.Members, r.HubHoldRate)
+	if r.ran(phaseCycle) {
+		// A suspension writes every binding and every Work: at the hub's
+		// measured write rate, that alone takes (M + M×K) / rate.
+		floor := float64(r.Resources+r.Resources*r.Members) / r.HubWriteRate
+		fmt.Fprintf(t, "suspension on every binding and Work\t%.2fs\t%.2fs\t%s (direct: %d writes at the hub's %.0f/s)\n",
+			r.SuspendVisible, floor, ratio(r.SuspendVisible, floor), r.Resources+r.Resources*r.Members, r.HubWriteRate)
+		holdFloor := float64(r.Resources+r.Resources*r.Members) / r.HubHoldRate
+		fmt.Fprintf(t, "  against the hub's rate of hold patches\t\t%.2fs\t%s (%d patches at the hub's %.0f Work hold patches/s)\n",
+			holdFloor, ratio(r.SuspendVisible, holdFloor), r.Resources+r.Resources*r.Members, r.HubHoldRate)
+	}
 	// What the hub alone needs for the writes each phase made, at the rate
 	// it takes Works: below this no change to federator's own code goes
 	// without cutting writes (or the hub's cost per write).
@@ -231,8 +249,10 @@ func (r *result) print(out io.Writer) {
 		fmt.Fprintf(t, "hub alone, the writes of the %s\t%.2fs\t\t(%.0f writes at the hub's %.0f Work writes/s)\n",
 			phase.name, n/r.HubWorkWriteRate, n, r.HubWorkWriteRate)
 	}
-	fmt.Fprintf(t, "one template frozen under load, p50\t%.2fs\t\t(%d tries while every template changes)\n", r.FreezeP50, r.FreezeTries)
-	fmt.Fprintf(t, "one template frozen under load, p99\t%.2fs\t\t\n", r.FreezeP99)
+	if r.ran(phaseTemplateFreezes) {
+		fmt.Fprintf(t, "one template frozen under load, p50\t%.2fs\t\t(%d tries while every template changes)\n", r.FreezeP50, r.FreezeTries)
+		fmt.Fprintf(t, "one template frozen under load, p99\t%.2fs\t\t\n", r.FreezeP99)
+	}
 	if r.FleetFreezeTries > 0 {
 		fmt.Fprintf(t, "fleet frozen under load → last member write, p50\t%.3fs\t\t(%d freezes while every template changes, median %.0f member writes/s before each; target p99 ≤ 1 s)\n", r.FleetFreezeP50, r.FleetFreezeTries, r.FleetFreezeLoad)
 		fmt.Fprintf(t, "fleet frozen under load → last member write, p99\t%.3fs\t\t\n", r.FleetFreezeP99)
@@ -240,10 +260,12 @@ func (r *result) print(out io.Writer) {
 			r.FleetFreezeRecorded, float64(r.Resources*r.Members)/r.HubHoldRate, ratio(r.FleetFreezeRecorded, float64(r.Resources*r.Members)/r.HubHoldRate), r.Resources*r.Members, r.HubHoldRate)
 		fmt.Fprintf(t, "member objects changed after a freeze\t%d\t\t(must be 0; writes seen more than %s after it)\n", r.ChangedFrozen, fleetFreezeGrace)
 	}
-	fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
-	fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
-	fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
-	fmt.Fprintf(t, "member objects changed while suspended\t%d\t\t(must be 0)\n", r.ChangedHeld)
+	if r.ran(phaseCycle) {
+		fmt.Fprintf(t, "resume → new version, p50\t%.2fs\t\t\n", r.ResumeP50)
+		fmt.Fprintf(t, "resume → new version, p99\t%.2fs\t\t\n", r.ResumeP99)
+		fmt.Fprintf(t, "resume → new version, all\t%.2fs\t%.2fs\t%s\n", r.ResumeAll, r.BaselineUpdate, ratio(r.ResumeAll, r.BaselineUpdate))
+		fmt.Fprintf(t, "member objects changed while suspended\t%d\t\t(must be 0)\n", r.ChangedHeld)
+	}
 	fmt.Fprintf(t, "CPU seconds, federator\t%.1f\t\t\n", r.FederatorCPU)
 	fmt.Fprintf(t, "CPU seconds, hub API server\t%.1f\t\t\n", r.HubAPIServCPU)
 	fmt.Fprintf(t, "federator peak RSS\t%.0f MB\t\t\n", r.FederatorPeak)
@@ -252,6 +274,13 @@ func (r *result) print(out io.Writer) {
 		{workkeys.MessageSuspendDispatching, "(at least 1: suspension)"}} {
 		fmt.Fprintf(t, "WorkDispatching Events per Work, %q\t%.2f\t\t%s\n", m.message, r.DispatchingEvents[m.message], m.want)
 	}
+	var dropped float64
+	var why []string
+	for _, k := range slices.Sorted(maps.Keys(r.EventsDropped)) {
+		dropped += r.EventsDropped[k]
+		why = append(why, fmt.Sprintf("%s %.0f", k, r.EventsDropped[k]))
+	}
+	fmt.Fprintf(t, "Events federator dropped\t%.0f\t\t%s\n", dropped, strings.Join(why, ", "))
 	_ = t.Flush()
 	printCPU(out, r.CPU, r.Resources*r.Members, runtime.NumCPU())
 	if len(r.FreezeHoldWaits) > 0 {
