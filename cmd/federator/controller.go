@@ -24,6 +24,7 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.Float32Var(&o.HubQPS, "hub-qps", o.HubQPS, "queries per second to the hub API server")
 	fs.IntVar(&o.HubBurst, "hub-burst", o.HubBurst, "burst of queries to the hub API server")
 	fs.IntVar(&o.HubBulkWrites, "hub-bulk-writes", o.HubBulkWrites, "writes to the hub in flight at once that change no hold (0: no bound); writes that hold or release a cluster are never bounded")
+	fs.IntVar(&o.EventQueueLimit, "event-queue-limit", o.EventQueueLimit, "Events waiting to be written to the hub, per each of the 16 recorder shards, before more are dropped and counted in federator_events_dropped_total (0: no queue, client-go's recorder alone, which drops what does not fit its 1,000)")
 	fs.Float32Var(&o.Member.QPS, "member-qps", o.Member.QPS, "queries per second to each member API server")
 	fs.IntVar(&o.Member.Burst, "member-burst", o.Member.Burst, "burst of queries to each member API server")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")

@@ -36,9 +36,10 @@ func (s *slowSink) Patch(e *corev1.Event, _ []byte) (*corev1.Event, error) {
 }
 
 // burst emits one Event about each of n objects as fast as a busy
-// controller would, through b, and returns how many the sink stored once
-// it stopped storing more.
-func burst(t *testing.T, b record.EventBroadcaster, n int) (*slowSink, int64) {
+// controller would (a pause of pace after every 20, when pace is set),
+// through b, and returns how many the sink stored once it stopped storing
+// more.
+func burst(t *testing.T, b record.EventBroadcaster, n int, pace time.Duration) (*slowSink, int64) {
 	t.Helper()
 	sink := &slowSink{delay: time.Millisecond, objects: map[string]int{}}
 	b.StartRecordingToSink(sink)
@@ -47,6 +48,9 @@ func burst(t *testing.T, b record.EventBroadcaster, n int) (*slowSink, int64) {
 	for i := range n {
 		w := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprintf("karmada-es-member%d", i%10), Name: fmt.Sprintf("web-%d", i), UID: "u"}}
 		r.Event(w, corev1.EventTypeNormal, "WorkDispatching", "Work is being dispatched to member clusters.")
+		if pace > 0 && i%20 == 19 {
+			time.Sleep(pace)
+		}
 	}
 	// Wait until every Event is stored, or none was stored for a second:
 	// the rest were dropped.
@@ -71,12 +75,12 @@ func burst(t *testing.T, b record.EventBroadcaster, n int) (*slowSink, int64) {
 // full, where one client-go broadcaster drops most of it.
 func TestBurstIsWrittenInFull(t *testing.T) {
 	const n = 6000
-	if _, one := burst(t, record.NewBroadcaster(), n); one >= n {
+	if _, one := burst(t, record.NewBroadcaster(), n, 0); one >= n {
 		t.Fatalf("one client-go broadcaster wrote all %d Events of the burst: the burst is too small to test anything", n)
 	} else {
 		t.Logf("one client-go broadcaster wrote %d of %d Events", one, n)
 	}
-	sink, got := burst(t, NewBroadcaster(Shards), n)
+	sink, got := burst(t, NewBroadcaster(Shards, QueueLimit, Hooks{}), n, 0)
 	if got != n {
 		t.Fatalf("%d shards wrote %d of %d Events; want every one", Shards, got, n)
 	}
@@ -92,7 +96,7 @@ func TestBurstIsWrittenInFull(t *testing.T) {
 // with count 10, not one per shard.
 func TestRepeatsOfOneObjectAreCounted(t *testing.T) {
 	sink := &countingSink{}
-	b := NewBroadcaster(Shards)
+	b := NewBroadcaster(Shards, QueueLimit, Hooks{})
 	b.StartRecordingToSink(sink)
 	defer b.Shutdown()
 	r := b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "binding-controller"})

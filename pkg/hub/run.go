@@ -46,6 +46,10 @@ type Options struct {
 	// HubBulkWrites bounds the writes to the hub in flight at once that
 	// change no hold (internal/lanes); 0 bounds none.
 	HubBulkWrites int
+	// EventQueueLimit is how many Events wait for the hub per recorder
+	// shard before more are dropped (internal/recorder); 0 queues none,
+	// as client-go's recorder alone does.
+	EventQueueLimit int
 	// Member bounds requests to each member.
 	Member dispatch.ClientOptions
 	// Workers per controller. A reconcile mostly waits for the hub, so
@@ -100,7 +104,7 @@ const LeaderElectionID = "federator-controller"
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
-	return Options{HubQPS: 2000, HubBurst: 4000, HubBulkWrites: lanes.DefaultBulkWrites, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
+	return Options{HubQPS: 2000, HubBurst: 4000, HubBulkWrites: lanes.DefaultBulkWrites, EventQueueLimit: recorder.QueueLimit, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 32, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060",
 		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace, InstallCRDs: true}
@@ -166,7 +170,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	// The controllers' Events go through several broadcasters: the
 	// manager's one client-go broadcaster drops them under bulk load
 	// (internal/recorder).
-	events := recorder.NewBroadcaster(recorder.Shards)
+	queued, dropped := metrics.EventQueue()
+	events := recorder.NewBroadcaster(recorder.Shards, o.EventQueueLimit, recorder.Hooks{Queued: queued, Dropped: dropped})
 	defer events.Shutdown()
 	if err := recorder.Start(events, cfg, mgr.GetHTTPClient(), ctrl.Log.WithName("events")); err != nil {
 		return err

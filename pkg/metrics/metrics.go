@@ -260,7 +260,8 @@ func Register(hub cache.Cache) error {
 	}
 	for _, c := range []prometheus.Collector{ManifestWrites, DispatchLatency, holdQueueWait, SoftDeletionsPending, SoftDeletionsCompleted,
 		collector{reader: hub, works: works, synced: registration.HasSynced},
-		suspendedCollector{reader: hub, templates: SuspendedTemplates}, RolloutFailures, rolloutCollector{reader: hub}} {
+		suspendedCollector{reader: hub, templates: SuspendedTemplates}, RolloutFailures, rolloutCollector{reader: hub},
+		EventsQueued, EventsDropped} {
 		if err := crmetrics.Registry.Register(c); err != nil {
 			if _, already := err.(prometheus.AlreadyRegisteredError); !already {
 				return err
