@@ -38,6 +38,30 @@ func judge(t *testing.T, c *checker, template string, cases []storeCase) {
 	}
 }
 
+type removalCase struct {
+	name      string
+	removal   removal
+	violation bool
+	why       string // what a violation's Why must say
+}
+
+// judgeRemovals checks each case's removal of template against c.
+func judgeRemovals(t *testing.T, c *checker, template string, cases []removalCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.removal.Template = template
+			v := c.checkRemoval(tc.removal)
+			if (v != nil) != tc.violation {
+				t.Fatalf("violation = %+v, want %v", v, tc.violation)
+			}
+			if v != nil && !strings.Contains(v.Why, tc.why) {
+				t.Fatalf("why = %q, want it to say %q", v.Why, tc.why)
+			}
+		})
+	}
+}
+
 func TestCheckerJudgesStoredVersionsAgainstTheUsersWrites(t *testing.T) {
 	released := initialState(map[string]string{"web": "v1"})
 	withVersion := func(s state, v string) state {
@@ -204,29 +228,13 @@ func TestCheckerJudgesDeletionsDuringAFreeze(t *testing.T) {
 		{Step: 4, Op: "unfreeze", Sent: at(10000), Done: at(10010), State: gone(base)},
 	}
 	c := &checker{intents: history, grace: 2 * time.Second}
-	for _, tc := range []struct {
-		name      string
-		removal   removal
-		violation bool
-		why       string
-	}{
+	judgeRemovals(t, c, "web", []removalCase{
 		{"deleted in flight as member1 was frozen", removal{Member: "member1", Observed: at(2500)}, false, ""},
 		{"deleted from member1 while its freeze held it", removal{Member: "member1", Observed: at(4000)}, true, "the freeze of step 2 (freeze member1) held member1"},
 		{"deleted from member2, not frozen then", removal{Member: "member2", Observed: at(4000)}, false, ""},
 		{"deleted from member2 while the fleet was frozen", removal{Member: "member2", Observed: at(8000)}, true, "the freeze of step 3"},
 		{"deleted once unfrozen", removal{Member: "member1", Observed: at(10500)}, false, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.removal.Template = "web"
-			v := c.checkRemoval(tc.removal)
-			if (v != nil) != tc.violation {
-				t.Fatalf("violation = %+v, want %v", v, tc.violation)
-			}
-			if v != nil && !strings.Contains(v.Why, tc.why) {
-				t.Fatalf("why = %q, want it to say %q", v.Why, tc.why)
-			}
-		})
-	}
+	})
 }
 
 // A member left out of the placement is held (nothing new stored there)
@@ -254,28 +262,12 @@ func TestCheckerJudgesAMemberLeftOutOfThePlacement(t *testing.T) {
 		{"v2 on member2 while left out", stored{Member: "member2", Version: "v2", Written: at(7000), Observed: at(7100)}, true},
 		{"v2 on member2 once placed again", stored{Member: "member2", Version: "v2", Written: at(8500), Observed: at(8600)}, false},
 	})
-	for _, tc := range []struct {
-		name      string
-		removal   removal
-		violation bool
-		why       string
-	}{
+	judgeRemovals(t, c, "web", []removalCase{
 		{"deleted from a member never left out", removal{Member: "member1", Observed: at(31000)}, true, "nor a placement leaving member1 out"},
 		{"deleted before the delay passed", removal{Member: "member2", Observed: at(9000)}, true, "the placement leaving member2 out (step 1)"},
 		{"deleted after the delay, though placed again in time", removal{Member: "member2", Observed: at(15100)}, true, "put back (step 3"},
 		{"deleted once the delay passed after it was left out again", removal{Member: "member2", Observed: at(30100)}, false, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.removal.Template = "web"
-			v := c.checkRemoval(tc.removal)
-			if (v != nil) != tc.violation {
-				t.Fatalf("violation = %v, want %v", v, tc.violation)
-			}
-			if v != nil && !strings.Contains(v.Why, tc.why) {
-				t.Fatalf("why = %q, want it to say %q", v.Why, tc.why)
-			}
-		})
-	}
+	})
 }
 
 // A policy deleted right after a placement change and a new version: only

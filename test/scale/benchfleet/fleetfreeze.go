@@ -41,6 +41,9 @@ const (
 // fleetFreezes runs o.freezes tries; every member ends with the last
 // try's image.
 func fleetFreezes(ctx context.Context, hc client.Client, hub *hubWatch, members *memberWatches, o options, r *result) error {
+	// A try that fails stops the image writes it started, too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	all := o.resources * o.members
 	var lasts, records, loads []float64
 	var image string
