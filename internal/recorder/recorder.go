@@ -14,12 +14,13 @@
 // client-go's correlation (counting repeats, aggregating similar Events,
 // its spam filter) sees all of an object's Events in order, as before.
 // Each shard writes through its own queue (queuedSink): client-go's
-// broadcaster alone dropped a burst beyond its 1,000 queued Events while
-// its one write waited for the hub (at 2,000 × 10, with 16 shards, the hub
-// stored 0.74 of the two "Dispatching" WorkDispatching Events per Work). Queued, every
-// Event is written, in order, up to QueueLimit waiting per shard; what is
-// dropped past that, or given up after retries, is counted
-// (Hooks.Dropped: federator_events_dropped_total) and logged.
+// broadcaster drops a burst beyond the 1,000 Events its channel holds
+// while its one write waits for a busy hub (at 2,000 × 10, through 16
+// shards, the hub stored 0.74 of the 2 "Dispatching" WorkDispatching
+// Events sent per Work). Queued, every Event is written, in order, late
+// rather than never; past QueueLimit waiting in one shard, or given up
+// after retries, it is dropped, counted (Hooks.Dropped:
+// federator_events_dropped_total) and logged.
 package recorder
 
 import (
