@@ -75,8 +75,12 @@ func (s *scriptedSink) answer(op string, e *corev1.Event) error {
 	return nil
 }
 
-func (s *scriptedSink) Create(e *corev1.Event) (*corev1.Event, error) { return e, s.answer("create", e) }
-func (s *scriptedSink) Update(e *corev1.Event) (*corev1.Event, error) { return e, s.answer("update", e) }
+func (s *scriptedSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	return e, s.answer("create", e)
+}
+func (s *scriptedSink) Update(e *corev1.Event) (*corev1.Event, error) {
+	return e, s.answer("update", e)
+}
 func (s *scriptedSink) Patch(e *corev1.Event, _ []byte) (*corev1.Event, error) {
 	return e, s.answer("patch", e)
 }
