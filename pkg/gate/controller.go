@@ -72,6 +72,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			Reason: gatingv1alpha1.ReasonInvalidRequest, Message: strings.Join(e.Problems, "; ")}
 	}
 	validChanged := conditions.Set(&g.Status.Conditions, g.Generation, valid)
+	p, reason, msg := progress(e.Reason, opened.Message, valid)
+	conditions.SetProgress(&g.Status.Conditions, g.Generation, p, reason, msg)
 
 	// Locked: the events below tell of the transition this write stores.
 	if _, err := conditions.PatchStatus(ctx, r.Client, before, g, true); err != nil {
@@ -93,6 +95,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("gate evaluated", "open", e.Open, "why", e.Message, "next", next.Round(time.Millisecond).String())
 	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// progress is what a GitOps tool reads of a gate (kstatus): open or
+// closed, a gate is where its spec and requests put it, so it is Current;
+// it is Failed while a schedule or a request cannot be read, since only a
+// person can fix that (the gate stays closed meanwhile).
+func progress(reason, message string, valid metav1.Condition) (conditions.Progress, string, string) {
+	switch {
+	case reason == gatingv1alpha1.ReasonInvalidSchedule:
+		return conditions.Failed, reason, message
+	case valid.Status != metav1.ConditionTrue:
+		return conditions.Failed, valid.Reason, valid.Message
+	}
+	return conditions.Current, reason, message
 }
 
 func conditionOf(conds []metav1.Condition, t string) (metav1.Condition, bool) {

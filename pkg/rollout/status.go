@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,6 +69,41 @@ func (r *Reconciler) setConditions(ro revision.Rollout, progressing metav1.Condi
 	}
 	conditions.Set(&ro.Status.Conditions, gen, completed)
 	conditions.Set(&ro.Status.Conditions, gen, failed)
+	p, why, what := progress(reason, msg, out)
+	conditions.SetProgress(&ro.Status.Conditions, gen, p, why, what)
+}
+
+// progress is what a GitOps tool reads of the step (kstatus, as Flux
+// reads it): Failed when only a person can move the rollout on, Current
+// when it completed or is held on purpose (nothing happens until someone
+// acts: a pause, a stage waiting for promotion or a gate, or every
+// cluster in flight held by something else, such as a freeze), and
+// InProgress while it gets further by itself.
+func progress(reason, msg string, out *Output) (conditions.Progress, string, string) {
+	switch reason {
+	case rolloutsv1alpha1.ReasonPolicyNotFound, rolloutsv1alpha1.ReasonInvalidSpec,
+		rolloutsv1alpha1.ReasonAborted, rolloutsv1alpha1.ReasonStageFailed:
+		return conditions.Failed, reason, msg
+	case rolloutsv1alpha1.ReasonRolloutCompleted, rolloutsv1alpha1.ReasonNoRevision:
+		return conditions.Current, reason, msg
+	case rolloutsv1alpha1.ReasonSuspended, rolloutsv1alpha1.ReasonWaitingForPromotion, rolloutsv1alpha1.ReasonWaitingForGate:
+		return conditions.Current, reason, "held on purpose: " + msg
+	}
+	if out != nil && reason == rolloutsv1alpha1.ReasonStageProgressing {
+		var held []string
+		for _, c := range out.Status.Clusters {
+			switch {
+			case c.State == rolloutsv1alpha1.StateProgressing:
+				return conditions.InProgress, reason, msg
+			case c.State == rolloutsv1alpha1.StateHeld && c.Reason == rolloutsv1alpha1.ReasonHeldElsewhere:
+				held = append(held, c.Name+": "+c.Message)
+			}
+		}
+		if len(held) > 0 {
+			return conditions.Current, rolloutsv1alpha1.ReasonHeldElsewhere, "held on purpose: " + strings.Join(held, "; ")
+		}
+	}
+	return conditions.InProgress, reason, msg
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, ro revision.Rollout, before client.Object) error {

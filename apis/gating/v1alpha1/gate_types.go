@@ -131,7 +131,10 @@ type GateStatus struct {
 	// +optional
 	ResetToDefaultAt *metav1.Time `json:"resetToDefaultAt,omitempty"`
 	// Conditions: Opened (True while open; its message says why and until
-	// when), RequestValid (False while a request annotation is malformed).
+	// when), RequestValid (False while a request annotation is malformed),
+	// and kstatus' Ready, Reconciling and Stalled for GitOps tools: Ready
+	// while the gate is where its spec and requests put it (open or
+	// closed), Stalled while a schedule or request cannot be read.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

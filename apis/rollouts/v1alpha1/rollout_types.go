@@ -232,7 +232,15 @@ type RolloutStatus struct {
 	// +optional
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
 
-	// Conditions: Progressing, Paused, Completed, Failed.
+	// Conditions: Progressing, Paused, Completed, Failed, and kstatus'
+	// Ready, Reconciling and Stalled for GitOps tools: Reconciling while
+	// the rollout gets further by itself (a stage being released or
+	// soaking), Ready once it completed or while it is held on purpose (a
+	// pause, a stage waiting for promotion or a gate, every cluster in
+	// flight held by something else: nothing happens until someone acts),
+	// Stalled while it cannot go on until a person fixes something (a
+	// failed stage, an abort, a policy not found, a spec that cannot be
+	// used).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
