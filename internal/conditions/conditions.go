@@ -2,7 +2,8 @@
 // Set decides, in one place, what counts as a transition of a condition, and
 // PatchStatus is the one status write at the end of a reconcile. Controllers
 // send an event only for a transition Set reported, and only after
-// PatchStatus stored it.
+// PatchStatus stored it. SetProgress writes the kstatus conditions (Ready,
+// Reconciling, Stalled) GitOps tools read, from one Progress.
 package conditions
 
 import (
