@@ -170,9 +170,9 @@ type result struct {
 	DispatchingEvents map[string]float64 `json:"workDispatchingEventsPerWork"`
 	// EventsDropped are the Events federator never wrote to the hub, by
 	// reason (federator_events_dropped_total): 0 when every one was.
-	EventsDropped map[string]float64 `json:"eventsDropped"`
-	propagationRaw    framework.Writes
-	cycleRaw          framework.Writes
+	EventsDropped  map[string]float64 `json:"eventsDropped"`
+	propagationRaw framework.Writes
+	cycleRaw       framework.Writes
 }
 
 func main() {
