@@ -83,6 +83,17 @@ const (
 	// ConditionApproved says, on a binding whose policy or target clusters
 	// list gates, whether every such gate is open.
 	ConditionApproved = "Approved"
+	// ConditionDispatching, on a binding (federator's; Karmada has it on
+	// Works only), is False while anything holds one of its target
+	// clusters, with the first hold's Work reason and, for each held
+	// cluster, what holds it (pkg/hold's Record): GitOps tools read it to
+	// tell a cluster held on purpose from one that is slow or failing
+	// (config/argocd's ResourceBinding health check). True, with
+	// ReasonDispatching and MessageBindingDispatching, when nothing holds.
+	// It says what the binding's Works were last written with.
+	ConditionBindingDispatching = ConditionDispatching
+	// MessageBindingDispatching is the binding's Dispatching=True message.
+	MessageBindingDispatching = "Nothing holds the binding's target clusters."
 )
 
 // Reasons and messages of binding conditions.

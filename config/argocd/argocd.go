@@ -1,5 +1,5 @@
 // Package argocd owns the Argo CD health checks shipped for federator's
-// kinds: the Lua scripts beside it, which `kubectl apply --server-side -k
+// kinds and for Karmada's bindings on a federator hub: the Lua scripts beside it, which `kubectl apply --server-side -k
 // config/argocd` adds to argocd-cm; Health, which runs one against an
 // object as Argo CD does (gopher-lua, the interpreter Argo CD embeds, with
 // the libraries Argo CD opens); and Reads, what Flux (kstatus) and Argo CD
@@ -27,9 +27,11 @@ var scripts embed.FS
 // names them in argocd-cm; TestKustomizeBuildsTheScripts keeps the two
 // the same.
 var scriptOf = map[schema.GroupKind]string{
-	{Group: "rollouts.federator.dev", Kind: "Rollout"}:        "rollout.lua",
-	{Group: "rollouts.federator.dev", Kind: "ClusterRollout"}: "rollout.lua",
-	{Group: "gating.federator.dev", Kind: "Gate"}:             "gate.lua",
+	{Group: "rollouts.federator.dev", Kind: "Rollout"}:         "rollout.lua",
+	{Group: "rollouts.federator.dev", Kind: "ClusterRollout"}:  "rollout.lua",
+	{Group: "gating.federator.dev", Kind: "Gate"}:              "gate.lua",
+	{Group: "work.karmada.io", Kind: "ResourceBinding"}:        "binding.lua",
+	{Group: "work.karmada.io", Kind: "ClusterResourceBinding"}: "binding.lua",
 }
 
 // Key is the argocd-cm key of gk's health check.

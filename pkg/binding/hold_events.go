@@ -4,9 +4,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/pkg/hold"
 )
 
@@ -53,6 +56,18 @@ func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefor
 		r.Recorder.Eventf(tpl, corev1.EventTypeNormal, policykeys.EventReasonDispatchingSuspended,
 			"dispatching suspended to %s (policy %s)%s", after, policy, why)
 	}
+}
+
+// setDispatching records on b what holds its target clusters, as the Works
+// just written say: Dispatching=False with the holds, or True.
+func setDispatching(b view, decisions map[string]hold.Decision) {
+	c := metav1.Condition{Type: workkeys.ConditionBindingDispatching, Status: metav1.ConditionTrue,
+		Reason: workkeys.ReasonDispatching, Message: workkeys.MessageBindingDispatching}
+	if held, reason, message := hold.Record(decisions); held {
+		c = metav1.Condition{Type: workkeys.ConditionBindingDispatching, Status: metav1.ConditionFalse,
+			Reason: reason, Message: message}
+	}
+	conditions.Set(&b.status.Conditions, unstamped, c)
 }
 
 func holdSummary(decisions map[string]hold.Decision) string {

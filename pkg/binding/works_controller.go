@@ -249,6 +249,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 			r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonSyncWorkFailed, msg)
 		})
 	}
+	if syncErr == nil {
+		setDispatching(b, decisions)
+	}
 	if event := r.holdEvent(tpl, b, sync.heldBefore, decisions); event != nil && syncErr == nil {
 		// The Works just written are the stored record of this transition
 		// (the next pass reads it from them), so it is told now, whatever

@@ -125,6 +125,19 @@ func (b *bindingTest) annotate(t *testing.T, obj client.Object, value *string) {
 	}
 }
 
+// dispatching is the binding's Dispatching condition (empty when none).
+func (b *bindingTest) dispatching(t *testing.T) metav1.Condition {
+	t.Helper()
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(context.Background(), bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(rb.Status.Conditions, "Dispatching"); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
 func held(w *workv1alpha1.Work) bool { return ptr.Deref(w.Spec.SuspendDispatching, false) }
 
 func TestBindingReconcilerHolds(t *testing.T) {
@@ -161,6 +174,10 @@ func TestBindingReconcilerHolds(t *testing.T) {
 		if events := b.events(); !equalStrings(events, want) {
 			t.Errorf("events = %q, want %q", events, want)
 		}
+		if c := b.dispatching(t); c.Status != metav1.ConditionFalse || c.Reason != "SuspendDispatching" ||
+			!strings.HasPrefix(c.Message, "member1, member2: ") || !strings.Contains(c.Message, `("incident 4711")`) {
+			t.Errorf("binding Dispatching = %+v, want False naming both clusters and the note", c)
+		}
 
 		b.annotate(t, template, nil)
 		b.reconcile(t)
@@ -173,6 +190,9 @@ func TestBindingReconcilerHolds(t *testing.T) {
 		want = []string{"Normal DispatchingResumed dispatching resumed to every cluster (policy shop/web)"}
 		if events := b.events(); !equalStrings(events, want) {
 			t.Errorf("events = %q, want %q", events, want)
+		}
+		if c := b.dispatching(t); c.Status != metav1.ConditionTrue || c.Reason != "Dispatching" {
+			t.Errorf("binding Dispatching after resume = %+v, want True", c)
 		}
 	})
 
@@ -195,6 +215,9 @@ func TestBindingReconcilerHolds(t *testing.T) {
 		}
 		if w := b.work(t, "member2"); !held(w) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"], "dispatchingOnClusters") {
 			t.Errorf("member2: Work held=%v annotations=%v", held(w), w.Annotations)
+		}
+		if c := b.dispatching(t); c.Status != metav1.ConditionFalse || !strings.HasPrefix(c.Message, "member2: ") || strings.Contains(c.Message, "member1") {
+			t.Errorf("binding Dispatching = %+v, want False for member2 only", c)
 		}
 	})
 
