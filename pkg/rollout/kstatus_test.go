@@ -45,6 +45,12 @@ func TestAGitOpsToolReadsWhereTheRolloutStands(t *testing.T) {
 		{"every stage done", Input{Now: now, Revision: 1, Stages: stages, Prior: settled(1, stages),
 			Healthy: map[string]bool{"member1": true, "member2": true, "member3": true, "member4": true}}, "Current/Healthy"},
 		{"paused by its annotation", released(func(in *Input) { in.Paused = "true" }), "Current/Suspended"},
+		{"paused while a stage soaks", released(func(in *Input) {
+			in.Stages = threeStages()
+			in.Stages[0].MinSuccessTime = time.Hour
+			in.Healthy = map[string]bool{"member1": true}
+			in.Paused = "look at the canary first"
+		}), "Current/Suspended"},
 		{"a stage waiting for promotion", with(revision2(stages), func(in *Input) {
 			in.Now = now
 			in.Stages = threeStages()

@@ -45,6 +45,12 @@ func (r *Reconciler) setOutcome(ro revision.Rollout, out Output, paused string) 
 			Reason: rolloutsv1alpha1.ReasonWaitingForPromotion, Message: out.Waiting}
 	}
 	conditions.Set(&ro.Status.Conditions, ro.Obj.GetGeneration(), pausedCond)
+	if paused != "" && !out.Aborted && out.Failed == "" && !out.Completed {
+		// Paused on purpose, whatever the step waits for (a soak keeps
+		// its reason in Progressing, its clock stopped).
+		conditions.SetProgress(&ro.Status.Conditions, ro.Obj.GetGeneration(), conditions.Current,
+			rolloutsv1alpha1.ReasonSuspended, "held on purpose: "+pausedCond.Message)
+	}
 }
 
 // setConditions sets Progressing (status and reason as given), and

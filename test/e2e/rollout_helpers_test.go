@@ -4,15 +4,19 @@ import (
 	"fmt"
 	"time"
 
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/config/argocd"
 	"github.com/federator-dev/federator/test/framework"
 )
 
@@ -108,4 +112,42 @@ func (s stagedRollout) stagesStarted(revision int64) {
 	Eventually(func(g Gomega) []string {
 		return rolloutEvents(g, s.w.hub, s.ns, s.name, rolloutsv1alpha1.EventReasonStageStarted)
 	}).Should(ConsistOf(want))
+}
+
+// gitOpsReads is what Flux and Argo CD make of obj as the hub stores it now:
+// "<kstatus>/<Argo CD health>" ("Current/Suspended"), and Argo CD's
+// message, which must say something.
+func gitOpsReads(g Gomega, hub client.Client, obj client.Object) (string, string) {
+	gvk, err := apiutil.GVKForObject(obj, hub.Scheme())
+	g.Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(obj), u)).To(Succeed())
+	reads, message, err := argocd.Reads(u, gvk)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(message).NotTo(BeEmpty(), "%s %s: Argo CD's message", gvk.Kind, obj.GetName())
+	return reads, message
+}
+
+// readsAs waits until GitOps tools read obj as want ("Current/Suspended"),
+// with a message that contains each of msgs.
+func readsAs(hub client.Client, obj client.Object, want string, msgs ...string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		reads, message := gitOpsReads(g, hub, obj)
+		g.Expect(reads).To(Equal(want), message)
+		for _, m := range msgs {
+			g.Expect(message).To(ContainSubstring(m))
+		}
+	}, "1m").Should(Succeed())
+}
+
+// rolloutRef and bindingRef name the Rollout and the ResourceBinding of
+// the Deployment ns/name.
+func rolloutRef(ns, name string) client.Object {
+	return &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+func bindingRef(ns, name string) client.Object {
+	return &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-deployment"}}
 }

@@ -46,6 +46,9 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		for m := range w.inMembers {
 			memberImageIs(m, "nginx:1.25")
 		}
+		By("Flux and Argo CD read the completed Rollout and its binding as done and healthy")
+		readsAs(w.hub, rolloutRef(ns, name), "Current/Healthy")
+		readsAs(w.hub, bindingRef(ns, name), "Current/Healthy")
 
 		recordAll()
 		hubDyn, err := dynamic.NewForConfig(w.f.Hub.Config)
@@ -113,6 +116,9 @@ var _ = Describe("staged rollouts", Ordered, func() {
 		Eventually(func(g Gomega) []string {
 			return rolloutEvents(g, w.hub, ns, name, rolloutsv1alpha1.EventReasonRolloutFailed)
 		}).Should(ContainElement(ContainSubstring("revision 3: stage 'canary' failed: 1 of 1 clusters failed (member1)")))
+		By("Flux reads the failed Rollout as Failed, Argo CD as Degraded; its binding is held on purpose, Suspended")
+		readsAs(w.hub, rolloutRef(ns, name), "Failed/Degraded", "canary")
+		readsAs(w.hub, bindingRef(ns, name), "Current/Suspended", "member2", "member3", "held by Rollout default/staged")
 
 		By("member2's and member3's Works hold with reason RolloutStage; the dispatcher says so")
 		for _, m := range []string{"member2", "member3"} {
@@ -197,8 +203,12 @@ var _ = Describe("staged rollouts", Ordered, func() {
 			g.Expect(ro.Status.Revision).To(Equal(before + 1))
 			g.Expect(ro.Status.SoakStartedAt).NotTo(BeNil(), "%+v", ro.Status)
 		}, "2m").Should(Succeed())
+		By("a soaking Rollout is on its way: Flux reads InProgress, Argo CD Progressing")
+		Eventually(func(g Gomega) string { r, _ := gitOpsReads(g, w.hub, rolloutRef(ns, name)); return r }).Should(Equal("InProgress/Progressing"))
 		patchRollout(`{"metadata":{"annotations":{"propagation.federator.dev/suspended":"look at the canary first"}}}`)
 		Eventually(func(g Gomega) metav1.ConditionStatus { return condition(rollout(), rolloutsv1alpha1.ConditionPaused) }).Should(Equal(metav1.ConditionTrue))
+		By("paused on purpose: Current for Flux, Suspended for Argo CD, with the reason given")
+		readsAs(w.hub, rolloutRef(ns, name), "Current/Suspended", "look at the canary first")
 		// Longer than the soak: without the pause, stage second would start.
 		time.Sleep(25 * time.Second)
 		Expect(stored(recorders["member2"], framework.Image)).NotTo(ContainElement("nginx:1.29"), "member2 got the image while the rollout was paused")
@@ -226,11 +236,17 @@ var _ = Describe("staged rollouts", Ordered, func() {
 			g.Expect(c.Message).To(ContainSubstring("gate 'default/approve-second' is closed"))
 		}, "2m").Should(Succeed())
 		memberImageIs("member1", "nginx:1.30")
+		By("a closed gate holds on purpose: the Rollout, its binding and the gate read Current/Suspended")
+		readsAs(w.hub, rolloutRef(ns, name), "Current/Suspended", "approve-second")
+		readsAs(w.hub, bindingRef(ns, name), "Current/Suspended", "member2", "member3", "held by Rollout default/staged")
+		readsAs(w.hub, gate, "Current/Suspended")
 		Expect(stored(recorders["member2"], framework.Image)).NotTo(ContainElement("nginx:1.30"), "member2 got the image while its gate was closed")
 		Expect(w.hub.Patch(ctx, gate, client.RawPatch(types.MergePatchType, []byte(
 			`{"metadata":{"annotations":{"open.gate.federator.dev/requestedAt":"`+time.Now().UTC().Format(time.RFC3339)+`"}}}`)))).To(Succeed())
 		completedAt(before + 1)
 		memberImageIs("member2", "nginx:1.30")
+		readsAs(w.hub, gate, "Current/Healthy")
+		readsAs(w.hub, bindingRef(ns, name), "Current/Healthy")
 		patchRollout(`{"spec":{"stages":[{"name":"canary","clusters":["member1"]},{"name":"second","clusters":["member2"]},{"name":"last","clusters":["member3"]}]}}`)
 	})
 
@@ -247,6 +263,9 @@ var _ = Describe("staged rollouts", Ordered, func() {
 			g.Expect(c.Reason).To(Equal(rolloutsv1alpha1.ReasonHeldElsewhere))
 			g.Expect(c.Message).To(ContainSubstring("incident 7"))
 		}, "2m").Should(Succeed())
+		By("held by the policy's suspension: the Rollout and its binding read Current/Suspended, naming it")
+		readsAs(w.hub, rolloutRef(ns, name), "Current/Suspended")
+		readsAs(w.hub, bindingRef(ns, name), "Current/Suspended", "member1", "incident 7")
 		for _, m := range []string{"member1", "member2", "member3"} {
 			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement("nginx:1.31"), "%s got the image while the policy was suspended", m)
 		}
