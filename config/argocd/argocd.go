@@ -1,7 +1,7 @@
 // Package argocd owns the Argo CD health checks shipped for federator's
-// kinds and for Karmada's bindings on a federator hub: the Lua scripts beside it, which `kubectl apply --server-side -k
-// config/argocd` adds to argocd-cm; Health, which runs one against an
-// object as Argo CD does (gopher-lua, the interpreter Argo CD embeds, with
+// kinds and for Karmada's bindings on a federator hub: the Lua scripts
+// beside it, which `kubectl apply --server-side -k config/argocd` adds to
+// argocd-cm; Health, which runs one against an object as Argo CD does (gopher-lua, the interpreter Argo CD embeds, with
 // the libraries Argo CD opens); and Reads, what Flux (kstatus) and Argo CD
 // make of an object, so tests judge what those tools will show of the
 // objects a real fleet wrote.

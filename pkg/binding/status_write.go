@@ -15,10 +15,10 @@ import (
 // Two controllers write one binding status: the binding controller owns
 // the conditions Scheduled, WorksSynced, Approved, DeletionDelay and
 // Dispatching; the status controller owns aggregatedStatus and
-// FullyApplied. A JSON merge patch replaces the
-// whole conditions list, so a write that changes conditions must start from
-// the stored list, not from a cache that may not have the other
-// controller's (or its own) last write yet.
+// FullyApplied. A JSON merge patch replaces the whole conditions list, so a
+// write that changes conditions must start from the stored list, not from
+// a cache that may not have the other controller's (or its own) last write
+// yet.
 var (
 	worksConditions  = []string{workkeys.ConditionScheduled, workkeys.ConditionWorksSynced, workkeys.ConditionApproved, workkeys.ConditionDeletionDelay, workkeys.ConditionBindingDispatching}
 	statusConditions = []string{workkeys.ConditionFullyApplied}

@@ -38,24 +38,18 @@ func Record(decisions map[string]Decision) (held bool, reason, message string) {
 		byMessage[m] = append(byMessage[m], c)
 	}
 	var b strings.Builder
-	for i, m := range order {
+	named := 0
+	for _, m := range order {
 		part := strings.Join(byMessage[m], ", ") + ": " + m
-		if i > 0 {
+		if b.Len() > 0 {
 			part = "; " + part
 		}
 		if b.Len()+len(part) > maxRecordMessage {
-			fmt.Fprintf(&b, "; and %d more held clusters", countFrom(byMessage, order[i:]))
+			fmt.Fprintf(&b, "; and %d more held clusters", len(clusters)-named)
 			break
 		}
 		b.WriteString(part)
+		named += len(byMessage[m])
 	}
 	return true, decisions[clusters[0]].Reason(), b.String()
-}
-
-func countFrom(byMessage map[string][]string, messages []string) int {
-	n := 0
-	for _, m := range messages {
-		n += len(byMessage[m])
-	}
-	return n
 }

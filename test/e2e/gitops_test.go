@@ -11,10 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/federator-dev/federator/test/framework"
 )
@@ -165,12 +163,7 @@ spec:
 
 // kstatusOf is Flux's kstatus of obj as the hub stores it now.
 func kstatusOf(g Gomega, hub client.Client, obj client.Object) string {
-	gvk, err := apiutil.GVKForObject(obj, hub.Scheme())
-	g.Expect(err).NotTo(HaveOccurred())
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(obj), u)).To(Succeed())
-	res, err := status.Compute(u)
+	res, err := status.Compute(storedOnHub(g, hub, obj))
 	g.Expect(err).NotTo(HaveOccurred())
 	return string(res.Status)
 }

@@ -118,15 +118,22 @@ func (s stagedRollout) stagesStarted(revision int64) {
 // "<kstatus>/<Argo CD health>" ("Current/Suspended"), and Argo CD's
 // message, which must say something.
 func gitOpsReads(g Gomega, hub client.Client, obj client.Object) (string, string) {
+	u := storedOnHub(g, hub, obj)
+	gvk := u.GroupVersionKind()
+	reads, message, err := argocd.Reads(u, gvk)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(message).NotTo(BeEmpty(), "%s %s: Argo CD's message", gvk.Kind, obj.GetName())
+	return reads, message
+}
+
+// storedOnHub is obj as the hub stores it now, whatever its Go type.
+func storedOnHub(g Gomega, hub client.Client, obj client.Object) *unstructured.Unstructured {
 	gvk, err := apiutil.GVKForObject(obj, hub.Scheme())
 	g.Expect(err).NotTo(HaveOccurred())
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	g.Expect(hub.Get(ctx, client.ObjectKeyFromObject(obj), u)).To(Succeed())
-	reads, message, err := argocd.Reads(u, gvk)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(message).NotTo(BeEmpty(), "%s %s: Argo CD's message", gvk.Kind, obj.GetName())
-	return reads, message
+	return u
 }
 
 // readsAs waits until GitOps tools read obj as want ("Current/Suspended"),
