@@ -51,7 +51,7 @@ func newRootCommand(invokedAs string) *cobra.Command {
 	if strings.TrimSuffix(invokedAs, ".exe") == pluginName {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl federator"}
 	}
-	root.AddCommand(newUpCommand(), newControllerCommand(), newVersionCommand(), newDocsCommand())
+	root.AddCommand(newUpCommand(), newControllerCommand(), newAgentCommand(), newVersionCommand(), newDocsCommand())
 	root.AddCommand(cli.Commands()...)
 	root.AddCommand(cli.InstallCommands(defaultImage(version))...)
 	return root

@@ -25,6 +25,7 @@ import (
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
 	"github.com/federator-dev/federator/internal/conditions"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 // ConfigFunc returns how to reach a registered member.
@@ -41,6 +42,11 @@ type Reconciler struct {
 	// Interval is the pause between a member's probe being recorded and
 	// its next probe.
 	Interval time.Duration
+
+	// Pull: the Reconciler runs in a Pull cluster's agent and keeps the
+	// status of Pull clusters only (its own: all its cache holds); on the
+	// hub it keeps every other cluster's.
+	Pull bool
 
 	probes  *probes
 	members *memberClients
@@ -63,6 +69,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if membership.Pull(cluster) != r.Pull {
+		// A Pull cluster's agent keeps its status; the hub keeps the
+		// others'.
+		r.forget(cluster.Name)
+		return ctrl.Result{}, nil
 	}
 	// A Cluster being deleted is still probed, as Karmada's status
 	// controller does until it is gone: while it leaves, its Ready says
@@ -118,11 +130,14 @@ type Options struct {
 	Config ConfigFunc
 	// Interval paces each member's health probe.
 	Interval time.Duration
+	// Pull: it runs in a Pull cluster's agent (Reconciler.Pull).
+	Pull bool
 }
 
 // SetupWithManager registers the controller.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	r := NewReconciler(mgr.GetClient(), o.Config, mgr.GetEventRecorderFor("cluster-status-controller"), o.Interval, probeTimeout)
+	r.Pull = o.Pull
 	if err := mgr.Add(r.probes); err != nil {
 		return err
 	}

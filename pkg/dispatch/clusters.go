@@ -27,6 +27,7 @@ import (
 
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/finalizers"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 // clusterReconciler gives every registered Cluster its execution namespace
@@ -85,10 +86,21 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	pull := membership.Pull(cluster)
+	if pull {
+		// Its agent applies its Works (pkg/agent): the hub runs no
+		// controller of it, and stops the one it ran if the Cluster has
+		// just turned to Pull mode.
+		r.part(cluster.Name)
+	}
 	if !cluster.DeletionTimestamp.IsZero() {
 		// The member's controller runs until the finalizer goes (after a
-		// restart too): it deletes the objects of the Works going now.
-		err := r.join(ctx, cluster.Name)
+		// restart too): it deletes the objects of the Works going now;
+		// a Pull cluster's agent does that.
+		var err error
+		if !pull {
+			err = r.join(ctx, cluster.Name)
+		}
 		r.settled(cluster.Name)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -103,7 +115,10 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	err := r.join(ctx, cluster.Name)
+	var err error
+	if !pull {
+		err = r.join(ctx, cluster.Name)
+	}
 	r.settled(cluster.Name)
 	// After the member is served: a hub whose RBAC predates the finalizer
 	// (no patch on clusters) still dispatches, and says what it lacks.
@@ -168,6 +183,19 @@ func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
 	return nil
 }
 
+// part stops the Work controller and watch of a member the hub no longer
+// dispatches to (its Cluster turned to Pull mode), and forgets its client.
+func (r *clusterReconciler) part(cluster string) {
+	r.mu.Lock()
+	m := r.running[cluster]
+	delete(r.running, cluster)
+	r.mu.Unlock()
+	if m != nil {
+		m.stop()
+	}
+	r.members.Forget(cluster)
+}
+
 // left stops the Work controller and watch of a member whose Cluster is
 // gone, forgets its client, and lets go of its Works being deleted.
 //
@@ -186,15 +214,10 @@ func (r *clusterReconciler) join(ctx context.Context, cluster string) error {
 // being deleted keep their finalizer, and are served again if the member
 // rejoins.
 func (r *clusterReconciler) left(ctx context.Context, cluster string) error {
+	r.part(cluster)
 	r.mu.Lock()
-	m := r.running[cluster]
-	delete(r.running, cluster)
 	delete(r.setUp, cluster)
 	r.mu.Unlock()
-	if m != nil {
-		m.stop()
-	}
-	r.members.Forget(cluster)
 
 	works := &workv1alpha1.WorkList{}
 	if err := r.hub.List(ctx, works, client.InNamespace(names.GenerateExecutionSpaceName(cluster))); err != nil {

@@ -31,7 +31,7 @@ func addDashboard(mgr ctrl.Manager, o Options) error {
 	if addr == "" {
 		return nil
 	}
-	tombstones, err := countdown.NewCache(mgr)
+	tombstones, err := countdown.NewCache(mgr, "")
 	if err != nil {
 		return err
 	}

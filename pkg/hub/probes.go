@@ -7,13 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/federator-dev/federator/internal/startup"
 )
 
 // Namespace is where federator runs in a cluster, and where replicas
@@ -53,12 +52,7 @@ func cachesSynced(c cache.Cache) healthz.Checker {
 // controller not allowed to read namespaces is told nothing: its Lease
 // namespace is its own.
 func ensureNamespace(ctx context.Context, c client.Client, name string) error {
-	err := c.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{})
-	if !apierrors.IsNotFound(err) {
-		return nil
-	}
-	err = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := startup.EnsureNamespace(ctx, c, name); err != nil {
 		return fmt.Errorf("namespace %s, for the leader election Lease %s: %w; create it, or name another with --leader-election-namespace",
 			name, LeaderElectionID, err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/federator-dev/federator/internal/lanes"
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/recorder"
+	"github.com/federator-dev/federator/internal/startup"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
@@ -243,15 +244,8 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err := addDashboard(mgr, o); err != nil {
 		return err
 	}
-	if ready != nil {
-		if err := mgr.Add(runnable(func(ctx context.Context) error {
-			if mgr.GetCache().WaitForCacheSync(ctx) {
-				ready()
-			}
-			return nil
-		})); err != nil {
-			return err
-		}
+	if err := startup.WhenSynced(mgr, ready); err != nil {
+		return err
 	}
 	return mgr.Start(ctx)
 }

@@ -7,6 +7,7 @@ package membership
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -250,14 +251,31 @@ func registerInHub(ctx context.Context, hub client.Client, member *member, creds
 	return nil
 }
 
+// ErrPullMode is the refusal to reach a member whose Cluster is in Pull
+// mode: the hub never writes to it, whichever of its controllers asks.
+var ErrPullMode = errors.New("is in Pull mode (spec.syncMode: Pull): its agent applies its Works, and the hub writes nothing to it")
+
+// Pull says whether cluster is in Pull mode: an agent in the member
+// (`federator agent`, Karmada's karmada-agent) pulls its Works from the
+// hub and applies them, and keeps its status.
+func Pull(cluster *clusterv1alpha1.Cluster) bool {
+	return cluster.Spec.SyncMode == clusterv1alpha1.Pull
+}
+
 // MemberConfig builds the rest.Config for reaching a registered member from
 // its Cluster object: spec.apiEndpoint plus the token and caBundle of the
 // Secret spec.secretRef names, which hub reads (in a controller manager,
 // NewCredentialReader's reader). It follows Karmada's
 // BuildClusterConfig (pkg/util/membercluster_client.go), including the
 // 32-second request timeout; copy the config and clear Timeout for watches.
+//
+// A Cluster in Pull mode gets no config (ErrPullMode): its agent applies
+// its Works, and nothing on the hub may reach it.
 func Config(ctx context.Context, hub client.Reader, cluster *clusterv1alpha1.Cluster) (*rest.Config, error) {
 	name := cluster.Name
+	if Pull(cluster) {
+		return nil, fmt.Errorf("cluster %s %w", name, ErrPullMode)
+	}
 	if cluster.Spec.APIEndpoint == "" {
 		return nil, fmt.Errorf("cluster %s: spec.apiEndpoint is empty", name)
 	}

@@ -33,7 +33,7 @@ type Options struct{}
 // changes (what keeps it in a member may have ended).
 func SetupWithManager(mgr ctrl.Manager, _ Options) error {
 	c := mgr.GetClient()
-	tombstones, err := countdown.NewCache(mgr)
+	tombstones, err := countdown.NewCache(mgr, "")
 	if err != nil {
 		return err
 	}

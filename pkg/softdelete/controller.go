@@ -21,6 +21,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/retry"
+	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
 
@@ -43,6 +44,10 @@ type Reconciler struct {
 	Clock     clock.PassiveClock
 	// MaxDelay caps every delay (--max-deletion-delay); 0: no cap.
 	MaxDelay time.Duration
+	// Pull: the Reconciler runs in a Pull cluster's agent, and ends the
+	// countdowns of Pull clusters only (its own: all its cache holds); on
+	// the hub it ends those of every other cluster.
+	Pull bool
 }
 
 // Reconcile reads the tombstone and the member object it names, decides,
@@ -66,11 +71,16 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// its mark and stays).
 		return ctrl.Result{}, "unreadable tombstone: " + err.Error(), nil
 	}
-	if err := r.Hub.Get(ctx, client.ObjectKey{Name: t.Cluster}, &clusterv1alpha1.Cluster{}); apierrors.IsNotFound(err) {
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: t.Cluster}, cluster); apierrors.IsNotFound(err) {
 		return ctrl.Result{}, "cluster left: countdown dropped", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled,
 			fmt.Sprintf("%s: cluster %s left the federation, so its deletion is no longer the hub's to do", t.Object(), t.Cluster), false)
 	} else if err != nil {
 		return ctrl.Result{}, "", err
+	}
+	if membership.Pull(cluster) != r.Pull {
+		// A Pull cluster's countdowns are its agent's, the others the hub's.
+		return ctrl.Result{}, "", nil
 	}
 	member, err := r.Members.Client(ctx, t.Cluster)
 	if err != nil {

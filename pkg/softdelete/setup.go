@@ -34,6 +34,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Workers reconciling tombstones at once.
 	Workers int
+	// Cluster, when set, is the one Pull cluster whose countdowns this
+	// controller ends, from inside it (pkg/agent): only its execution
+	// namespace's tombstones are read.
+	Cluster string
 }
 
 // SetupWithManager registers the countdown controller. Tombstones are read
@@ -41,7 +45,7 @@ type Options struct {
 // ConfigMaps (templates among them) are none of its business and are not
 // cached for it.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
-	tombstones, err := countdown.NewCache(mgr)
+	tombstones, err := countdown.NewCache(mgr, o.Cluster)
 	if err != nil {
 		return err
 	}
@@ -56,6 +60,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		o.Clock = clock.RealClock{}
 	}
 	r := &Reconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Tombstones: tombstones, Members: o.Members, Clock: o.Clock, MaxDelay: o.MaxDelay,
+		Pull:     o.Cluster != "",
 		Recorder: mgr.GetEventRecorderFor("softdelete-controller")}
 	return ctrl.NewControllerManagedBy(mgr).Named("softdelete").
 		WatchesRawSource(source.Kind(tombstones, client.Object(&corev1.ConfigMap{}), &handler.EnqueueRequestForObject{})).

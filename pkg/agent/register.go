@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/pkg/membership"
+)
+
+// PushModeError is an agent started for a cluster the hub dispatches to
+// itself: two writers would serve one member.
+type PushModeError struct{ Cluster string }
+
+func (e *PushModeError) Error() string {
+	return fmt.Sprintf("cluster %s is registered in Push mode (spec.syncMode: Push): the hub dispatches to it, and an agent "+
+		"would be a second writer. Unregister it first (federator unjoin %s), or change its spec.syncMode to Pull "+
+		"(kubectl patch cluster %s --type merge -p '{\"spec\":{\"syncMode\":\"Pull\"}}'), then start the agent again",
+		e.Cluster, e.Cluster, e.Cluster)
+}
+
+// Register registers the cluster with the hub in Pull mode, as Karmada's
+// karmada-agent does: a Cluster named name with spec.syncMode Pull, the
+// endpoint it is known by and its ID (the member's kube-system UID), created
+// if missing, updated in place if it is already a Pull cluster. A Cluster
+// of that name in Push mode is refused (PushModeError), and nothing is
+// changed.
+func Register(ctx context.Context, hub client.Client, member client.Reader, name, endpoint string) error {
+	kubeSystem := &corev1.Namespace{}
+	if err := member.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem); err != nil {
+		return fmt.Errorf("cluster %s: reading the member's %s namespace (its UID is the cluster ID): %w", name, metav1.NamespaceSystem, err)
+	}
+	cluster := &clusterv1alpha1.Cluster{}
+	err := hub.Get(ctx, client.ObjectKey{Name: name}, cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		cluster = &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull, APIEndpoint: endpoint, ID: string(kubeSystem.UID)}}
+		if err := hub.Create(ctx, cluster); err != nil {
+			return fmt.Errorf("registering cluster %s with the hub: %w", name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("cluster %s: reading its Cluster on the hub: %w", name, err)
+	case !membership.Pull(cluster):
+		return &PushModeError{Cluster: name}
+	case !cluster.DeletionTimestamp.IsZero():
+		return fmt.Errorf("cluster %s is being deleted from the hub (unjoined): start the agent again once it is gone", name)
+	}
+	if cluster.Spec.APIEndpoint == endpoint && cluster.Spec.ID == string(kubeSystem.UID) {
+		return nil
+	}
+	before := cluster.DeepCopy()
+	cluster.Spec.APIEndpoint, cluster.Spec.ID = endpoint, string(kubeSystem.UID)
+	if err := hub.Patch(ctx, cluster, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("cluster %s: updating its Cluster on the hub: %w", name, err)
+	}
+	return nil
+}

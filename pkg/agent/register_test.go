@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/federator-dev/federator/apis/policy"
+)
+
+func TestRegister(t *testing.T) {
+	member := fake.NewClientBuilder().WithScheme(policy.NewScheme()).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "uid-of-edge1"}}).Build()
+	for _, c := range []struct {
+		name     string
+		existing *clusterv1alpha1.Cluster
+		// want is the Cluster's spec afterwards; wantErr a part of the error.
+		want    clusterv1alpha1.ClusterSpec
+		wantErr string
+	}{
+		{name: "a new cluster is registered in Pull mode, with its endpoint and ID",
+			want: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull, APIEndpoint: "https://edge1:6443", ID: "uid-of-edge1"}},
+		{name: "a Pull cluster registered before gets its endpoint updated",
+			existing: &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge1"},
+				Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull, APIEndpoint: "https://old:6443", ID: "uid-of-edge1"}},
+			want: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull, APIEndpoint: "https://edge1:6443", ID: "uid-of-edge1"}},
+		{name: "a Push cluster of that name is refused and left as it is",
+			existing: &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge1"},
+				Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://10.0.0.1:6443",
+					SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge1"}}},
+			want: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://10.0.0.1:6443",
+				SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "edge1"}},
+			wantErr: "cluster edge1 is registered in Push mode (spec.syncMode: Push): the hub dispatches to it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(policy.NewScheme())
+			if c.existing != nil {
+				b = b.WithObjects(c.existing)
+			}
+			hub := b.Build()
+			err := Register(context.Background(), hub, member, "edge1", "https://edge1:6443")
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Fatalf("Register: %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("Register: %v; want an error saying %q", err, c.wantErr)
+			case c.wantErr != "" && !errors.As(err, new(*PushModeError)):
+				t.Fatalf("Register: %T; want a PushModeError", err)
+			}
+			got := &clusterv1alpha1.Cluster{}
+			if err := hub.Get(context.Background(), client.ObjectKey{Name: "edge1"}, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.SyncMode != c.want.SyncMode || got.Spec.APIEndpoint != c.want.APIEndpoint || got.Spec.ID != c.want.ID ||
+				(got.Spec.SecretRef == nil) != (c.want.SecretRef == nil) {
+				t.Errorf("Cluster spec %+v; want %+v", got.Spec, c.want)
+			}
+		})
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for name, ok := range map[string]bool{"edge1": true, "Edge1": false, "edge_1": false, strings.Repeat("a", 49): false, "": false} {
+		if err := validName(name); (err == nil) != ok {
+			t.Errorf("validName(%q) = %v; want valid %v", name, err, ok)
+		}
+	}
+}

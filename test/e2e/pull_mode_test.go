@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"os/exec"
+
+	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/membership"
+	"github.com/federator-dev/federator/pkg/yamldocs"
+	"github.com/federator-dev/federator/test/framework"
+)
+
+// Pull mode (docs/pull-mode.md): a member the hub cannot reach runs
+// `federator agent`, which registers it in Pull mode and applies its Works
+// from inside it. The hub places, holds and writes that cluster's Works
+// as for any other, and never writes to it.
+var _ = Describe("a Pull member served by federator agent", func() {
+	It("is written by its agent alone, and a hold the hub wrote into its Work holds it there", func() {
+		f, hub := separateFleet(2, false)
+		runController(f)
+		push, pull := f.Members[0], f.Members[1]
+		Expect(membership.Register(ctx, hub, push.Name, push.Config)).To(Succeed())
+		// Joined in Push mode, then handed to an agent as the agent's
+		// refusal below says to: the hub keeps the member's credentials,
+		// so it could reach it, and must still never write to it.
+		Expect(membership.Register(ctx, hub, pull.Name, pull.Config)).To(Succeed())
+		Expect(hub.Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: pull.Name}},
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"syncMode":"Pull"}}`)))).To(Succeed())
+		pushClient, pullClient := memberClient(push), memberClient(pull)
+		agent := startAgent(f, pull.Name)
+
+		By("the agent registers its cluster in Pull mode and keeps its status")
+		Eventually(func(g Gomega) {
+			c := &clusterv1alpha1.Cluster{}
+			g.Expect(hub.Get(ctx, client.ObjectKey{Name: pull.Name}, c)).To(Succeed())
+			g.Expect(c.Spec.SyncMode).To(Equal(clusterv1alpha1.Pull))
+			g.Expect(c.Spec.SecretRef).NotTo(BeNil(), "the hub keeps the credentials it was given")
+			g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)).To(BeTrue())
+			g.Expect(c.Status.KubernetesVersion).NotTo(BeEmpty())
+		}).Should(Succeed())
+
+		web := &appsv1.Deployment{}
+		web.Namespace, web.Name = "pull", "web"
+		dyn, err := dynamic.NewForConfig(pull.Config)
+		Expect(err).NotTo(HaveOccurred())
+		recorder, err := framework.Record(ctx, dyn, pullClient, web, pull.Name)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(recorder.Stop)
+		imageIn := func(c client.Client) func() string {
+			return func() string {
+				d := &appsv1.Deployment{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(web), d); err != nil {
+					return err.Error()
+				}
+				return d.Spec.Template.Spec.Containers[0].Image
+			}
+		}
+		setImageOn := func(image string) {
+			GinkgoHelper()
+			Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
+				[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"`+image+`"}]}}}}`)))).To(Succeed())
+		}
+
+		By("a template placed on both members reaches the Pull member through its agent")
+		Expect(yamldocs.Apply(ctx, hub, []byte(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: pull}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: pull}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: nginx:1.25}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: pull}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2]}}
+`), client.FieldOwner("e2e"))).To(Succeed())
+		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.25"))
+		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.25"))
+		Eventually(func() *workv1alpha1.Work { return workOn(hub, pull.Name, "pull", "web") }).Should(
+			WithTransform(workApplied, BeTrue()), "the agent reports the Work's status to the hub")
+
+		By("a suspension of the Pull member, written into its Work by the hub, holds it there")
+		Expect(framework.PatchPolicy(ctx, hub, "pull", "web", `{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":["member2"]}}}}`)).To(Succeed())
+		setImageOn("nginx:1.26")
+		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.26"))
+		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.26"))
+		Eventually(func() string { return workDispatchingReason(hub, pull.Name) }).Should(Equal("SuspendDispatching"),
+			"the agent tells the hub it holds the Work, with Karmada's reason")
+		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.26"),
+			"the Pull member stored the suspended version")
+		Expect(framework.PatchPolicy(ctx, hub, "pull", "web", `{"spec":{"suspension":null}}`)).To(Succeed())
+		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.26"))
+
+		By("with its agent stopped, nothing reaches the Pull member: the hub never dispatches to it")
+		agent.Terminate().Wait("20s")
+		setImageOn("nginx:1.27")
+		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.27"))
+		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.27"))
+		Expect(workDispatchingReason(hub, pull.Name)).NotTo(Equal("SuspendDispatching"), "the Work is released, not held")
+		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.27"),
+			"the hub wrote to a Pull member")
+
+		By("started again, the agent catches up")
+		startAgent(f, pull.Name)
+		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.27"))
+
+		By("an agent started for a Push cluster refuses, names it and says how to change it, and changes nothing")
+		refused, err := gexec.Start(agentCommand(f, push.Name), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(refused, "30s").Should(gexec.Exit(1))
+		Expect(string(refused.Err.Contents())).To(And(
+			ContainSubstring("cluster member1 is registered in Push mode (spec.syncMode: Push)"),
+			ContainSubstring("federator unjoin member1")))
+		c := &clusterv1alpha1.Cluster{}
+		Expect(hub.Get(ctx, client.ObjectKey{Name: push.Name}, c)).To(Succeed())
+		Expect(c.Spec.SyncMode).To(Equal(clusterv1alpha1.Push))
+
+		By("the template deleted, its agent deletes it from the Pull member")
+		Expect(hub.Delete(ctx, web)).To(Succeed())
+		Eventually(imageIn(pullClient)).Should(ContainSubstring("not found"))
+	})
+})
+
+// memberClient is a client of a member of a separate fleet.
+func memberClient(m *fleet.Cluster) client.Client {
+	GinkgoHelper()
+	c, err := client.New(m.Config, client.Options{Scheme: policy.NewScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// agentCommand is `federator agent` for member cluster of f, beside the
+// fleet (its kubeconfigs, no ports, no leader election).
+func agentCommand(f *fleet.Fleet, cluster string) *exec.Cmd {
+	return exec.Command(federatorBinary(), "agent", "--cluster-name", cluster,
+		"--karmada-kubeconfig", f.Hub.KubeconfigPath, "--kubeconfig", f.Member(cluster).KubeconfigPath,
+		"--leader-elect=false", "--cluster-status-update-frequency", "1s")
+}
+
+// startAgent runs `federator agent` for cluster until the end of the spec
+// and returns once it runs.
+func startAgent(f *fleet.Fleet, cluster string) *gexec.Session {
+	GinkgoHelper()
+	session, err := gexec.Start(agentCommand(f, cluster), GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait("10s") })
+	Eventually(session.Out, "60s").Should(gbytes.Say("federator: agent of cluster " + cluster + " running"))
+	return session
+}
+
+// workApplied says whether the Work's Applied condition is True.
+func workApplied(w *workv1alpha1.Work) bool {
+	return w != nil && meta.IsStatusConditionTrue(w.Status.Conditions, workv1alpha1.WorkApplied)
+}
+
+// workDispatchingReason is the reason of the Dispatching condition of
+// member's Work of Deployment pull/web.
+func workDispatchingReason(hub client.Client, member string) string {
+	w := workOn(hub, member, "pull", "web")
+	if w == nil {
+		return ""
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkDispatching); c != nil {
+		return c.Reason
+	}
+	return ""
+}
