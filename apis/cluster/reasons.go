@@ -46,3 +46,26 @@ const (
 	// ReasonAPIEnablementsEmpty.
 	MessageAPIEnablementsEmpty = "collected empty APIEnablements from the cluster"
 )
+
+// Reasons and messages a Pull cluster's Ready takes on the hub when its
+// agent stops reporting: neither its status nor its Lease (LeaseNamespace)
+// changed for the monitor grace period, as Karmada's cluster controller
+// writes them.
+const (
+	// ReasonClusterStatusUnknown: the agent reported once, then stopped
+	// (Ready=Unknown).
+	ReasonClusterStatusUnknown = "ClusterStatusUnknown"
+	// MessageClusterStatusUnknown is Karmada's message for
+	// ReasonClusterStatusUnknown.
+	MessageClusterStatusUnknown = "Cluster status controller stopped posting cluster status."
+	// ReasonClusterStatusNeverUpdated: no agent ever reported (Ready=Unknown).
+	ReasonClusterStatusNeverUpdated = "ClusterStatusNeverUpdated"
+	// MessageClusterStatusNeverUpdated is Karmada's message for
+	// ReasonClusterStatusNeverUpdated.
+	MessageClusterStatusNeverUpdated = "Cluster status controller never posted cluster status."
+)
+
+// LeaseNamespace holds, on the hub, the Lease (named after its cluster)
+// that a Pull cluster's agent renews while it runs: Karmada's
+// karmada-cluster.
+const LeaseNamespace = "karmada-cluster"

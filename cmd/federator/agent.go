@@ -57,6 +57,10 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&o.ClusterAPIEndpoint, "cluster-api-endpoint", "", "APIEndpoint of the cluster (default: the member kubeconfig's server).")
 	f.DurationVar(&o.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", o.ClusterStatusUpdateFrequency,
 		"Specifies how often the agent posts cluster status to the hub.")
+	f.DurationVar(&o.ClusterLeaseDuration, "cluster-lease-duration", o.ClusterLeaseDuration,
+		"Specifies the expiration period of a cluster lease.")
+	f.Float64Var(&o.ClusterLeaseRenewIntervalFraction, "cluster-lease-renew-interval-fraction", o.ClusterLeaseRenewIntervalFraction,
+		"Specifies the cluster lease renew interval fraction.")
 	f.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"take turns with the other agents of this cluster by a Lease in the member, so that one writes at a time")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", o.LeaderElectionNamespace,

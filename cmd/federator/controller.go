@@ -29,6 +29,8 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.IntVar(&o.Member.Burst, "member-burst", o.Member.Burst, "burst of queries to each member API server")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent reconciles per controller")
 	fs.DurationVar(&o.ClusterStatusInterval, "cluster-status-interval", o.ClusterStatusInterval, "how often member health is probed")
+	fs.DurationVar(&o.ClusterMonitorGracePeriod, "cluster-monitor-grace-period", o.ClusterMonitorGracePeriod,
+		"Specifies the grace period of allowing a running cluster to be unresponsive before marking it unhealthy: a Pull cluster whose agent neither renews its Lease nor writes its status for this long is Ready=Unknown")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address serving Prometheus metrics ("0" disables)`)
 	fs.StringVar(&o.WebhookAddr, "webhook-bind-address", o.WebhookAddr,
 		`address serving the gate webhook receiver, POST /hooks/gates/{namespace}/{name}/open|close ("0" disables)`)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	clusterkeys "github.com/federator-dev/federator/apis/cluster"
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/startup"
@@ -41,6 +42,12 @@ type Options struct {
 	// ClusterStatusUpdateFrequency paces the member's health probe
 	// (--cluster-status-update-frequency).
 	ClusterStatusUpdateFrequency time.Duration
+	// ClusterLeaseDuration and ClusterLeaseRenewIntervalFraction: the
+	// Lease it renews on the hub while it runs, by which the hub tells it
+	// still reports (--cluster-lease-duration,
+	// --cluster-lease-renew-interval-fraction).
+	ClusterLeaseDuration              time.Duration
+	ClusterLeaseRenewIntervalFraction float64
 	// LeaderElect: two agents of one cluster take turns by a Lease in the
 	// member, in LeaderElectionNamespace (--leader-elect,
 	// --leader-elect-resource-namespace).
@@ -54,7 +61,8 @@ type Options struct {
 
 // DefaultOptions are Karmada's agent's defaults where it has them.
 func DefaultOptions() Options {
-	return Options{ClusterStatusUpdateFrequency: 10 * time.Second, LeaderElect: true, LeaderElectionNamespace: "federator-system",
+	return Options{ClusterStatusUpdateFrequency: 10 * time.Second, ClusterLeaseDuration: clusterstatus.DefaultLeaseDuration,
+		ClusterLeaseRenewIntervalFraction: clusterstatus.DefaultLeaseRenewFraction, LeaderElect: true, LeaderElectionNamespace: "federator-system",
 		MetricsAddr: "0", HealthProbeAddr: "0", MemberClient: dispatch.ClientOptions{QPS: 200, Burst: 400}}
 }
 
@@ -97,6 +105,10 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	}
 	if err := Register(ctx, hubDirect, memberDirect, o.ClusterName, o.ClusterAPIEndpoint); err != nil {
 		return err
+	}
+	if err := startup.EnsureNamespace(ctx, hubDirect, clusterkeys.LeaseNamespace); err != nil {
+		return fmt.Errorf("creating namespace %s on the hub, for the Lease that says the agent of %s runs: %w",
+			clusterkeys.LeaseNamespace, o.ClusterName, err)
 	}
 
 	ns := names.GenerateExecutionSpaceName(o.ClusterName)
@@ -144,7 +156,8 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		return err
 	}
 	if err := clusterstatus.SetupWithManager(mgr, clusterstatus.Options{Config: clusterstatus.ConfigFunc(config),
-		Interval: o.ClusterStatusUpdateFrequency, Pull: true}); err != nil {
+		Interval: o.ClusterStatusUpdateFrequency, Cluster: o.ClusterName,
+		LeaseDuration: o.ClusterLeaseDuration, LeaseRenewFraction: o.ClusterLeaseRenewIntervalFraction}); err != nil {
 		return err
 	}
 	if err := addProbes(mgr, hubCaches); err != nil {

@@ -8,15 +8,19 @@
 package clusterstatus
 
 import (
+	"cmp"
 	"context"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,8 +49,19 @@ type Reconciler struct {
 
 	// Pull: the Reconciler runs in a Pull cluster's agent and keeps the
 	// status of Pull clusters only (its own: all its cache holds); on the
-	// hub it keeps every other cluster's.
+	// hub it keeps every other cluster's, and monitors the Pull clusters'.
 	Pull bool
+	// Leases reads, on the hub, the Leases Pull clusters' agents renew;
+	// nil: Pull clusters are not monitored.
+	Leases client.Reader
+	// GracePeriod is how long a Pull cluster's agent may go without
+	// renewing its Lease or writing its status before the hub calls the
+	// cluster's Ready Unknown (Karmada's --cluster-monitor-grace-period).
+	GracePeriod time.Duration
+	// Clock is the real clock when nil.
+	Clock clock.PassiveClock
+
+	heartbeats heartbeats
 
 	probes  *probes
 	members *memberClients
@@ -57,7 +72,7 @@ type Reconciler struct {
 func NewReconciler(c client.Client, config ConfigFunc, recorder record.EventRecorder, interval, timeout time.Duration) *Reconciler {
 	members := newMemberClients(config)
 	return &Reconciler{Client: c, Recorder: recorder, Interval: interval,
-		probes: newProbes(timeout, members.probe), members: members}
+		probes: newProbes(timeout, members.probe), members: members, heartbeats: heartbeats{seen: map[string]heartbeat{}}}
 }
 
 // Reconcile records the member's last probe, or starts one when there is
@@ -70,9 +85,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if membership.Pull(cluster) != r.Pull {
-		// A Pull cluster's agent keeps its status; the hub keeps the
-		// others'.
+	switch pull := membership.Pull(cluster); {
+	case pull && !r.Pull:
+		// A Pull cluster's agent keeps its status; the hub only sees
+		// whether it still does.
+		r.probes.forget(cluster.Name)
+		return r.monitor(ctx, cluster)
+	case !pull && r.Pull:
+		// The hub keeps a Push cluster's status.
 		r.forget(cluster.Name)
 		return ctrl.Result{}, nil
 	}
@@ -122,6 +142,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) forget(cluster string) {
 	r.probes.forget(cluster)
 	r.members.forget(cluster)
+	r.heartbeats.forget(cluster)
+}
+
+// monitor keeps a Pull cluster's Ready honest on the hub, as Karmada's
+// cluster controller does: its agent reports it (a status write on each
+// change, its Lease renewed between them), and once neither has happened
+// for GracePeriod, by the hub's clock, Ready turns Unknown, with an Event.
+// It is checked again every Interval.
+func (r *Reconciler) monitor(ctx context.Context, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	if r.Leases == nil || r.GracePeriod <= 0 {
+		return ctrl.Result{}, nil
+	}
+	l := &coordinationv1.Lease{}
+	if err := r.Leases.Get(ctx, client.ObjectKey{Namespace: clusterkeys.LeaseNamespace, Name: cluster.Name}, l); apierrors.IsNotFound(err) {
+		l = nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.now()
+	if silent := now.Sub(r.heartbeats.observe(cluster, l, now)); silent < r.GracePeriod {
+		return ctrl.Result{RequeueAfter: min(r.GracePeriod-silent, r.Interval)}, nil
+	}
+	ready := silentReady(meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady))
+	if ready == nil {
+		return ctrl.Result{RequeueAfter: r.Interval}, nil
+	}
+	before := cluster.DeepCopy()
+	conditions.Set(&cluster.Status.Conditions, cluster.Generation, *ready)
+	if _, err := conditions.PatchStatus(ctx, r.Client, before, cluster, true); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.heartbeats.written(cluster)
+	r.Recorder.Event(cluster, corev1.EventTypeWarning, ready.Reason, ready.Message)
+	return ctrl.Result{RequeueAfter: r.Interval}, nil
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }
 
 // Options tune the cluster status controller.
@@ -130,16 +191,35 @@ type Options struct {
 	Config ConfigFunc
 	// Interval paces each member's health probe.
 	Interval time.Duration
-	// Pull: it runs in a Pull cluster's agent (Reconciler.Pull).
-	Pull bool
+	// Cluster, when set, is the Pull cluster whose agent this controller
+	// runs in: it keeps that cluster's status and renews its Lease on the
+	// hub. Unset, on the hub, it keeps every Push cluster's status and
+	// monitors the Pull clusters'.
+	Cluster string
+	// LeaseDuration and LeaseRenewFraction: the agent's Lease
+	// (karmada-agent's --cluster-lease-duration,
+	// --cluster-lease-renew-interval-fraction); Karmada's defaults when 0.
+	LeaseDuration      time.Duration
+	LeaseRenewFraction float64
+	// MonitorGracePeriod: the hub's Reconciler.GracePeriod; Karmada's
+	// default when 0.
+	MonitorGracePeriod time.Duration
 }
 
 // SetupWithManager registers the controller.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	r := NewReconciler(mgr.GetClient(), o.Config, mgr.GetEventRecorderFor("cluster-status-controller"), o.Interval, probeTimeout)
-	r.Pull = o.Pull
 	if err := mgr.Add(r.probes); err != nil {
 		return err
+	}
+	if o.Cluster != "" {
+		r.Pull = true
+		if err := renewLease(mgr, o.Cluster, cmp.Or(o.LeaseDuration, DefaultLeaseDuration),
+			cmp.Or(o.LeaseRenewFraction, DefaultLeaseRenewFraction)); err != nil {
+			return err
+		}
+	} else {
+		r.Leases, r.GracePeriod = mgr.GetAPIReader(), cmp.Or(o.MonitorGracePeriod, DefaultMonitorGracePeriod)
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("clusterstatus").
 		// Status writes do not retrigger a probe; RequeueAfter paces them.

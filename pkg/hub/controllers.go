@@ -86,9 +86,10 @@ var Controllers = []Controller{
 			return softdelete.SetupWithManager(mgr, softdelete.Options{Members: d.members,
 				MaxDelay: d.options.MaxDeletionDelay, Workers: d.options.Workers})
 		}},
-	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion",
+	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion; a Pull cluster's Ready Unknown when its agent stops reporting",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return clusterstatus.SetupWithManager(mgr, clusterstatus.Options{Config: d.memberConfig, Interval: d.options.ClusterStatusInterval})
+			return clusterstatus.SetupWithManager(mgr, clusterstatus.Options{Config: d.memberConfig, Interval: d.options.ClusterStatusInterval,
+				MonitorGracePeriod: d.options.ClusterMonitorGracePeriod})
 		}},
 	{Name: "gate", What: "Gate status: opened or closed, why, until when",
 		setup: func(mgr ctrl.Manager, d deps) error {

@@ -60,6 +60,9 @@ type Options struct {
 	Workers int
 	// ClusterStatusInterval paces member health probes.
 	ClusterStatusInterval time.Duration
+	// ClusterMonitorGracePeriod is how long a Pull cluster's agent may go
+	// without reporting before its Ready turns Unknown.
+	ClusterMonitorGracePeriod time.Duration
 	// MetricsAddr serves Prometheus metrics; "0" disables.
 	MetricsAddr string
 	// Controllers to run (see Enabled): "*" for all, "-name" to disable one.
@@ -106,7 +109,7 @@ const LeaderElectionID = "federator-controller"
 // limits throughput.
 func DefaultOptions() Options {
 	return Options{HubQPS: 2000, HubBurst: 4000, HubBulkWrites: lanes.DefaultBulkWrites, EventQueueLimit: recorder.QueueLimit, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
-		Workers: 32, ClusterStatusInterval: 5 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
+		Workers: 32, ClusterStatusInterval: 5 * time.Second, ClusterMonitorGracePeriod: 40 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060",
 		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace, InstallCRDs: true}
 }

@@ -30,7 +30,9 @@ import (
 var _ = Describe("a Pull member served by federator agent", func() {
 	It("is written by its agent alone, and a hold the hub wrote into its Work holds it there", func() {
 		f, hub := separateFleet(2, false)
-		runController(f)
+		// The agent renews its Lease every second (agentCommand): a Pull
+		// cluster whose agent is silent for 4 s is Ready=Unknown.
+		runController(f, "--cluster-monitor-grace-period=4s")
 		push, pull := f.Members[0], f.Members[1]
 		Expect(membership.Register(ctx, hub, push.Name, push.Config)).To(Succeed())
 		// Joined in Push mode, then handed to an agent as the agent's
@@ -122,10 +124,17 @@ spec:
 		Expect(workDispatchingReason(hub, pull.Name)).NotTo(Equal("SuspendDispatching"), "the Work is released, not held")
 		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.27"),
 			"the hub wrote to a Pull member")
+		Eventually(func() *metav1.Condition { return clusterReady(hub, pull.Name) }, "20s").Should(And(
+			HaveField("Status", metav1.ConditionUnknown), HaveField("Reason", "ClusterStatusUnknown")),
+			"the hub says the agent stopped reporting, in Karmada's words")
+		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.27"),
+			"the hub wrote to a Pull member")
 
 		By("started again, the agent catches up")
 		startAgent(f, pull.Name)
 		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.27"))
+		Eventually(func() *metav1.Condition { return clusterReady(hub, pull.Name) }).Should(
+			HaveField("Status", metav1.ConditionTrue), "the agent reports its cluster Ready again")
 
 		By("an agent started for a Push cluster refuses, names it and says how to change it, and changes nothing")
 		refused, err := gexec.Start(agentCommand(f, push.Name), GinkgoWriter, GinkgoWriter)
@@ -157,7 +166,7 @@ func memberClient(m *fleet.Cluster) client.Client {
 func agentCommand(f *fleet.Fleet, cluster string) *exec.Cmd {
 	return exec.Command(federatorBinary(), "agent", "--cluster-name", cluster,
 		"--karmada-kubeconfig", f.Hub.KubeconfigPath, "--kubeconfig", f.Member(cluster).KubeconfigPath,
-		"--leader-elect=false", "--cluster-status-update-frequency", "1s")
+		"--leader-elect=false", "--cluster-status-update-frequency", "1s", "--cluster-lease-duration", "4s")
 }
 
 // startAgent runs `federator agent` for cluster until the end of the spec
@@ -187,4 +196,14 @@ func workDispatchingReason(hub client.Client, member string) string {
 		return c.Reason
 	}
 	return ""
+}
+
+// clusterReady is the Ready condition of Cluster name on hub, nil while it
+// has none.
+func clusterReady(hub client.Client, name string) *metav1.Condition {
+	c := &clusterv1alpha1.Cluster{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
+		return nil
+	}
+	return meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 }
