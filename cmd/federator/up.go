@@ -29,6 +29,7 @@ func newUpCommand() *cobra.Command {
 	o := hub.DefaultOptions()
 	var (
 		members           int
+		pullMembers       int
 		dir, binDir       string
 		sample            bool
 		controllerManager bool
@@ -57,6 +58,10 @@ what to run for each piece that is missing.`,
 			if members < 1 {
 				return fmt.Errorf("--members is %d: a fleet needs at least one member", members)
 			}
+			if pullMembers < 0 || pullMembers > members {
+				return fmt.Errorf("--pull-members is %d: it counts the last of the %d members (--members) that run in Pull mode, from 0 to %d",
+					pullMembers, members, members)
+			}
 			if binDir == "" {
 				binDir = os.Getenv("KUBEBUILDER_ASSETS")
 			}
@@ -73,13 +78,15 @@ what to run for each piece that is missing.`,
 			if err != nil {
 				return err
 			}
-			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, dir: dir, binDir: binDir,
+			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, pullMembers: pullMembers, dir: dir, binDir: binDir,
 				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o,
 				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix, engine: kindEngine, hubCRDsDir: hubCRDsDir})
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&members, "members", 3, "number of member clusters (member1..N)")
+	f.IntVar(&pullMembers, "pull-members", 0, "how many of the members, the last ones, are Pull members: each registers itself and applies its Works "+
+		"through its own agent (federator agent, run here as it would run in the member); the hub never writes to them (docs/pull-mode.md)")
 	f.StringVar(&dir, "dir", ".fleet", "directory for hub.kubeconfig, member1.kubeconfig, ... and federator.log")
 	f.StringVar(&binDir, "bin-dir", "", "directory holding kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok (default $KUBEBUILDER_ASSETS, else ./bin; 'make binaries' builds them)")
 	f.BoolVar(&sample, "sample", false, "apply a sample staged rollout (namespace demo, Deployment web) once ready")
@@ -97,6 +104,7 @@ what to run for each piece that is missing.`,
 
 type upOptions struct {
 	members           int
+	pullMembers       int
 	dir, binDir       string
 	sample            bool
 	controllerManager bool
@@ -210,11 +218,18 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 			return fmt.Errorf("kind hub: %w", err)
 		}
 	}
-	for _, m := range memberEndpoints {
+	push, pull := memberEndpoints[:len(memberEndpoints)-o.pullMembers], memberEndpoints[len(memberEndpoints)-o.pullMembers:]
+	for _, m := range push {
 		if err := membership.Register(ctx, hubClient, m.Name, m.Config); err != nil {
 			return err
 		}
 	}
+	// Each Pull member registers itself, through its agent.
+	agents, err := startPullAgents(ctx, hubEndpoint.Config, pull, o.hub.ClusterStatusInterval)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, agents.stop()) }()
 
 	// The dashboard listens before the controllers start, so its URL is
 	// known by the time the ready line is printed.

@@ -21,8 +21,8 @@ import (
 func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Duration) {
 	hubEndpoint, members := f.Endpoints()
 	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
-	fmt.Fprintf(out, "federator: ready: hub and %d members; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything; started in %.1fs\n",
-		len(members), dir, startup.Seconds())
+	fmt.Fprintf(out, "federator: ready: hub and %d members%s; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything; started in %.1fs\n",
+		len(members), pullNote(members, o.pullMembers), dir, startup.Seconds())
 	if o.dashboardURL != "" {
 		fmt.Fprintf(out, "federator: dashboard (read-only, live): %s\n", o.dashboardURL)
 	}
@@ -170,4 +170,16 @@ func suspendPatch(clusters []string) string {
 		quoted[i] = fmt.Sprintf("%q", c)
 	}
 	return fmt.Sprintf(`{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":[%s]}}}}`, strings.Join(quoted, ","))
+}
+
+// pullNote names the Pull members of the ready line: "" when none.
+func pullNote(members []fleet.Endpoint, pull int) string {
+	if pull == 0 {
+		return ""
+	}
+	var names []string
+	for _, m := range members[len(members)-pull:] {
+		names = append(names, m.Name)
+	}
+	return fmt.Sprintf(" (%s in Pull mode, each served by its agent)", strings.Join(names, ", "))
 }

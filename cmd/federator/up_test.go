@@ -95,3 +95,27 @@ func TestPrintReady(t *testing.T) {
 		t.Errorf("with --dashboard-bind-address the ready line is followed by the dashboard's URL; got:\n%s", out.String())
 	}
 }
+
+// TestUpRefusesMorePullMembersThanMembers: --pull-members counts among
+// --members; a count outside 0..members is refused before anything starts.
+func TestUpRefusesMorePullMembersThanMembers(t *testing.T) {
+	for _, n := range []string{"4", "-1"} {
+		dir := filepath.Join(t.TempDir(), "fleet")
+		cmd := newUpCommand()
+		cmd.SetArgs([]string{"--members", "3", "--pull-members", n, "--dir", dir})
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "--pull-members is "+n+": it counts the last of the 3 members") {
+			t.Errorf("--pull-members %s: %v; want a refusal naming the flag", n, err)
+		}
+		if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+			t.Errorf("--pull-members %s: %s was created", n, dir)
+		}
+	}
+	var out bytes.Buffer
+	printReady(&out, sampleFleet(t.TempDir(), "member1", "member2", "member3"), upOptions{pullMembers: 2}, time.Second)
+	if !strings.Contains(out.String(), "hub and 3 members (member2, member3 in Pull mode, each served by its agent); kubeconfigs") {
+		t.Errorf("ready line %q does not name the Pull members", out.String())
+	}
+}

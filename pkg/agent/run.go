@@ -13,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -114,7 +116,12 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	ns := names.GenerateExecutionSpaceName(o.ClusterName)
 	hubCaches := hubwatch.New(scheme, hubwatch.DefaultSettle, nil)
 	mgr, err := ctrl.NewManager(o.Hub, ctrl.Options{
-		Scheme:                        scheme,
+		Scheme: scheme,
+		Logger: ctrl.Log.WithName("agent").WithValues("cluster", o.ClusterName),
+		// Its controllers bear the hub's names (dispatch-<cluster>,
+		// clusterstatus, softdelete), and may run in one process beside
+		// the hub's, as in `federator up --pull-members`.
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthProbeAddr,
 		LeaderElection:                o.LeaderElect,

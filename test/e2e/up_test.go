@@ -40,10 +40,14 @@ var _ = Describe("federator up", Ordered, func() {
 		federator = federatorBinary()
 	})
 
+	// member2 is a Pull member, served by its agent: the sample's Rollout
+	// holds it there, and its recorder proves it never stores the broken
+	// version (docs/pull-mode.md); everything a newcomer sees is as with
+	// `make up`, but for the ready line naming it.
 	It("starts a fleet with the sample rollout, prints how to watch it, and stops every process on SIGTERM", func() {
 		dir := GinkgoT().TempDir()
-		session, err := gexec.Start(exec.Command(federator, "up", "--members", "2", "--dir", dir, "--sample", "--bin-dir", repoBin, "--v=1"),
-			GinkgoWriter, GinkgoWriter)
+		session, err := gexec.Start(exec.Command(federator, "up", "--members", "2", "--pull-members", "1", "--dir", dir, "--sample",
+			"--bin-dir", repoBin, "--v=1"), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		var children []fleetProcess
 		DeferCleanup(func() { stopUpSession(session, children) })
@@ -56,7 +60,8 @@ var _ = Describe("federator up", Ordered, func() {
 			}
 			return out
 		}, 3*time.Minute, time.Second).Should(And(
-			MatchRegexp(`(?m)^federator: ready: hub and 2 members; kubeconfigs in %s `, regexp.QuoteMeta(dir)),
+			MatchRegexp(`(?m)^federator: ready: hub and 2 members \(member2 in Pull mode, each served by its agent\); kubeconfigs in %s `,
+				regexp.QuoteMeta(dir)),
 			MatchRegexp(`(?m)^  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1\.26$`,
 				regexp.QuoteMeta(filepath.Join(dir, "hub.kubeconfig"))),
 			ContainSubstring("rollout resume web -n demo"),
@@ -80,14 +85,18 @@ var _ = Describe("federator up", Ordered, func() {
 		member2 := upClient(filepath.Join(dir, "member2.kubeconfig"))
 		Expect(filepath.Join(dir, "member3.kubeconfig")).NotTo(BeAnExistingFile())
 
-		By("registering member1 and member2 as Ready Clusters reporting their Kubernetes version")
+		By("registering member1 and member2 as Ready Clusters reporting their Kubernetes version, member2 by its agent in Pull mode")
 		Eventually(func(g Gomega) {
 			clusters := &clusterv1alpha1.ClusterList{}
 			g.Expect(hubClient.List(ctx, clusters)).To(Succeed())
 			g.Expect(clusters.Items).To(ConsistOf(
-				clusterReadyWithVersion("member1", "v1.34.1"),
-				clusterReadyWithVersion("member2", "v1.34.1")))
+				And(clusterReadyWithVersion("member1", "v1.34.1"), HaveField("Spec.SyncMode", clusterv1alpha1.Push)),
+				And(clusterReadyWithVersion("member2", "v1.34.1"), HaveField("Spec.SyncMode", clusterv1alpha1.Pull))))
 		}, 2*time.Minute).Should(Succeed())
+		clusters, err := exec.Command(federator, "get", "clusters", "--kubeconfig", filepath.Join(dir, "hub.kubeconfig")).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", clusters)
+		Expect(string(clusters)).To(And(MatchRegexp(`(?m)^member1 +v1\.34\.1 +Push +True `), MatchRegexp(`(?m)^member2 +v1\.34\.1 +Pull +True `)),
+			"get clusters shows each member's mode")
 
 		image := func(c client.Client) func() string {
 			return func() string {
