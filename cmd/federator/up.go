@@ -225,7 +225,7 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 		}
 	}
 	// Each Pull member registers itself, through its agent.
-	agents, err := startPullAgents(ctx, hubEndpoint.Config, pull, o.hub.ClusterStatusInterval)
+	agents, err := startPullAgents(ctx, hubClient, hubEndpoint.Config, pull, o.hub.ClusterStatusInterval)
 	if err != nil {
 		return err
 	}

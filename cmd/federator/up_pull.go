@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/pkg/agent"
 	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 // pullAgents are the agents `up --pull-members` runs in this process, one
@@ -26,14 +28,21 @@ type pullAgents struct {
 // and returns once each has registered its cluster and runs, or the first
 // has failed (then every agent is stopped). stop ends them all.
 // Each probes its member every statusInterval, as the hub probes the others.
-func startPullAgents(ctx context.Context, hub *rest.Config, pulls []fleet.Endpoint, statusInterval time.Duration) (*pullAgents, error) {
+// Each is registered first (membership.RegisterPull) and reaches the hub
+// as its own ServiceAccount, with rights over its cluster alone.
+func startPullAgents(ctx context.Context, hubClient client.Client, hub *rest.Config, pulls []fleet.Endpoint,
+	statusInterval time.Duration) (*pullAgents, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &pullAgents{cancel: cancel}
 	running := make(chan struct{}, len(pulls))
 	failed := make(chan error, len(pulls))
 	for _, m := range pulls {
+		token, err := membership.RegisterPull(ctx, hubClient, m.Name)
+		if err != nil {
+			return nil, errors.Join(err, a.stop())
+		}
 		o := agent.DefaultOptions()
-		o.ClusterName, o.Hub, o.Member = m.Name, hub, m.Config
+		o.ClusterName, o.Hub, o.Member = m.Name, membership.AgentConfig(hub, token), m.Config
 		// One agent per member, beside the fleet: no Lease to share, no ports.
 		o.LeaderElect, o.MetricsAddr, o.HealthProbeAddr = false, "0", "0"
 		o.ClusterStatusUpdateFrequency = statusInterval

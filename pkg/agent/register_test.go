@@ -65,11 +65,3 @@ func TestRegister(t *testing.T) {
 		})
 	}
 }
-
-func TestValidName(t *testing.T) {
-	for name, ok := range map[string]bool{"edge1": true, "Edge1": false, "edge_1": false, strings.Repeat("a", 49): false, "": false} {
-		if err := validName(name); (err == nil) != ok {
-			t.Errorf("validName(%q) = %v; want valid %v", name, err, ok)
-		}
-	}
-}

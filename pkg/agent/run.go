@@ -10,6 +10,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -22,11 +23,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/startup"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/dispatch"
+	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/softdelete"
 )
 
@@ -90,8 +93,8 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	case o.Member == nil:
 		return errors.New("no member cluster: run in it, or give --kubeconfig the member's kubeconfig")
 	}
-	if errs := validName(o.ClusterName); errs != nil {
-		return fmt.Errorf("--cluster-name %q: %s", o.ClusterName, errs)
+	if err := membership.ValidName(o.ClusterName); err != nil {
+		return fmt.Errorf("--cluster-name: %w", err)
 	}
 	if o.ClusterAPIEndpoint == "" {
 		o.ClusterAPIEndpoint = o.Member.Host
@@ -133,6 +136,11 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		// tombstones), its Cluster, and the Freezes every dispatcher checks.
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: hubCaches.NewInformer,
 			DefaultNamespaces: map[string]cache.Config{ns: {}},
+			// A read of any other kind (a binding, a policy: what a
+			// countdown's Event would be about) fails at once rather than
+			// start a cache the agent has no right to fill, and wait on
+			// it for good; the Event goes to the tombstone then.
+			ReaderFailOnMissingInformer: true,
 			ByObject: map[client.Object]cache.ByObject{
 				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", o.ClusterName)},
 			}},
@@ -144,6 +152,11 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		if err := startup.EnsureNamespace(ctx, memberDirect, o.LeaderElectionNamespace); err != nil {
 			return fmt.Errorf("creating namespace %s in the member for the Lease %s (--leader-elect-resource-namespace): %w",
 				o.LeaderElectionNamespace, LeaseName(o.ClusterName), err)
+		}
+	}
+	for _, obj := range []client.Object{&workv1alpha1.Work{}, &clusterv1alpha1.Cluster{}, &gatingv1alpha1.Freeze{}, &corev1.ConfigMap{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err != nil {
+			return err
 		}
 	}
 	config := func(_ context.Context, cluster string) (*rest.Config, error) {

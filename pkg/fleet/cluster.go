@@ -332,8 +332,9 @@ func (c *Cluster) openLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// WriteKubeconfig writes admin credentials for cluster name with a context
-// of the same name as the current context.
+// WriteKubeconfig writes cfg's credentials (admin ones, as the fleet has
+// them, or a token) for cluster name with a context of the same name as the
+// current context.
 func WriteKubeconfig(path, name string, cfg *rest.Config) error {
 	user := name + "-admin"
 	kc := clientcmdapi.NewConfig()
@@ -344,6 +345,8 @@ func WriteKubeconfig(path, name string, cfg *rest.Config) error {
 	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{
 		ClientCertificateData: cfg.CertData,
 		ClientKeyData:         cfg.KeyData,
+		// Or a ServiceAccount's token (an agent's, of limited rights).
+		Token: cfg.BearerToken,
 		// Acting as another user (a test's user of limited rights).
 		Impersonate: cfg.Impersonate.UserName,
 	}

@@ -208,6 +208,9 @@ func registerInHub(ctx context.Context, hub client.Client, member *member, creds
 		owner = nil
 	} else if err != nil {
 		return err
+	} else if Pull(owner) {
+		return fmt.Errorf("cluster %s is registered in Pull mode (spec.syncMode: Pull): its agent serves it, and the hub would be a "+
+			"second writer; unjoin it first (federator unjoin %s) to register it in Push mode", member.Name, member.Name)
 	}
 	upsertSecrets := func(owner *clusterv1alpha1.Cluster) error {
 		for _, s := range []*corev1.Secret{secret, impersonatorSecret} {

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/federator-dev/federator/apis/policy"
 )
 
 // TestConfigRefusesAPullCluster: the hub builds no client for a Pull
@@ -28,5 +30,29 @@ func TestConfigRefusesAPullCluster(t *testing.T) {
 	cluster.Spec.SyncMode = clusterv1alpha1.Push
 	if cfg, err := Config(context.Background(), hub, cluster); err != nil || cfg.Host != "https://edge1:6443" {
 		t.Fatalf("Config of the same cluster in Push mode = %v, %v; want its endpoint", cfg, err)
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for name, ok := range map[string]bool{"edge1": true, "Edge1": false, "edge_1": false, strings.Repeat("a", 48): true,
+		strings.Repeat("a", 49): false, "": false} {
+		if err := ValidName(name); (err == nil) != ok {
+			t.Errorf("ValidName(%q) = %v; want valid %v", name, err, ok)
+		}
+	}
+}
+
+// TestRegisterPullRefusesAPushCluster: a cluster the hub dispatches to is
+// not handed to an agent behind its back; nothing is created.
+func TestRegisterPullRefusesAPushCluster(t *testing.T) {
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(&clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "edge1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}).Build()
+	_, err := RegisterPull(context.Background(), hub, "edge1")
+	if err == nil || !strings.Contains(err.Error(), "cluster edge1 is registered in Push mode") || !strings.Contains(err.Error(), "federator unjoin edge1") {
+		t.Fatalf("RegisterPull of a Push cluster: %v; want a refusal saying how to change it", err)
+	}
+	sas := &corev1.ServiceAccountList{}
+	if err := hub.List(context.Background(), sas); err != nil || len(sas.Items) != 0 {
+		t.Errorf("ServiceAccounts after the refusal: %v, %v; want none", sas.Items, err)
 	}
 }

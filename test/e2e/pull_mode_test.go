@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os/exec"
+	"path/filepath"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
@@ -10,12 +11,15 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -32,7 +36,8 @@ var _ = Describe("a Pull member served by federator agent", func() {
 		f, hub := separateFleet(2, false)
 		// The agent renews its Lease every second (agentCommand): a Pull
 		// cluster whose agent is silent for 4 s is Ready=Unknown.
-		runController(f, "--cluster-monitor-grace-period=4s")
+		controllerArgs := []string{"--cluster-monitor-grace-period=4s"}
+		controller := runController(f, controllerArgs...)
 		push, pull := f.Members[0], f.Members[1]
 		Expect(membership.Register(ctx, hub, push.Name, push.Config)).To(Succeed())
 		// Joined in Push mode, then handed to an agent as the agent's
@@ -42,7 +47,13 @@ var _ = Describe("a Pull member served by federator agent", func() {
 		Expect(hub.Patch(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: pull.Name}},
 			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"syncMode":"Pull"}}`)))).To(Succeed())
 		pushClient, pullClient := memberClient(push), memberClient(pull)
-		agent := startAgent(f, pull.Name)
+		// The agent reaches the hub as its own ServiceAccount, with rights
+		// over its cluster alone.
+		token, err := membership.RegisterPull(ctx, hub, pull.Name)
+		Expect(err).NotTo(HaveOccurred())
+		agentHub := filepath.Join(GinkgoT().TempDir(), "agent-hub.kubeconfig")
+		Expect(fleet.WriteKubeconfig(agentHub, "hub", membership.AgentConfig(f.Hub.Config, token))).To(Succeed())
+		agent := startAgent(f, pull.Name, agentHub)
 
 		By("the agent registers its cluster in Pull mode and keeps its status")
 		Eventually(func(g Gomega) {
@@ -53,6 +64,18 @@ var _ = Describe("a Pull member served by federator agent", func() {
 			g.Expect(meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)).To(BeTrue())
 			g.Expect(c.Status.KubernetesVersion).NotTo(BeEmpty())
 		}).Should(Succeed())
+
+		By("the agent's rights on the hub reach no other cluster's Works, Cluster or credentials")
+		asAgent, err := client.New(membership.AgentConfig(f.Hub.Config, token), client.Options{Scheme: policy.NewScheme()})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(asAgent.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace("karmada-es-member1"))).To(
+			Satisfy(apierrors.IsForbidden), "it lists member1's Works")
+		Expect(asAgent.Get(ctx, client.ObjectKey{Namespace: membership.ClusterNamespace, Name: push.Name}, &corev1.Secret{})).To(
+			Satisfy(apierrors.IsForbidden), "it reads member1's credentials")
+		Expect(asAgent.Get(ctx, client.ObjectKey{Name: push.Name}, &clusterv1alpha1.Cluster{})).To(
+			Satisfy(apierrors.IsForbidden), "it reads member1's Cluster")
+		Expect(asAgent.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace("karmada-es-member2"))).To(Succeed(),
+			"it lists its own Works")
 
 		web := &appsv1.Deployment{}
 		web.Namespace, web.Name = "pull", "web"
@@ -82,15 +105,7 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: pull}
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: pull}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: app, image: nginx:1.25}]}
+`+pullWeb("nginx:1.25", "")+`
 ---
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
@@ -131,13 +146,13 @@ spec:
 			"the hub wrote to a Pull member")
 
 		By("started again, the agent catches up")
-		startAgent(f, pull.Name)
+		agent = startAgent(f, pull.Name, agentHub)
 		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.27"))
 		Eventually(func() *metav1.Condition { return clusterReady(hub, pull.Name) }).Should(
 			HaveField("Status", metav1.ConditionTrue), "the agent reports its cluster Ready again")
 
 		By("an agent started for a Push cluster refuses, names it and says how to change it, and changes nothing")
-		refused, err := gexec.Start(agentCommand(f, push.Name), GinkgoWriter, GinkgoWriter)
+		refused, err := gexec.Start(agentCommand(f, push.Name, f.Hub.KubeconfigPath), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(refused, "30s").Should(gexec.Exit(1))
 		Expect(string(refused.Err.Contents())).To(And(
@@ -147,7 +162,48 @@ spec:
 		Expect(hub.Get(ctx, client.ObjectKey{Name: push.Name}, c)).To(Succeed())
 		Expect(c.Spec.SyncMode).To(Equal(clusterv1alpha1.Push))
 
-		By("the template deleted, its agent deletes it from the Pull member")
+		By("a Freeze holds the Pull member at its agent's next write, before any Work records it")
+		// The release is in the Work, the agent down; the hub's controllers
+		// stop before the Freeze, so no Work records it: only the agent's
+		// own check of the Freezes stands between the release and the member.
+		agent.Terminate().Wait("20s")
+		setImageOn("nginx:1.28")
+		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.28"))
+		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.28"))
+		controller.Terminate().Wait("30s")
+		freeze := &gatingv1alpha1.Freeze{ObjectMeta: metav1.ObjectMeta{Name: "pull-incident"},
+			Spec: gatingv1alpha1.FreezeSpec{Clusters: []string{pull.Name}, Message: "incident 7"}}
+		Expect(hub.Create(ctx, freeze)).To(Succeed())
+		agent = startAgent(f, pull.Name, agentHub)
+		Eventually(func() string { return workDispatchingReason(hub, pull.Name) }).Should(Equal(gatingv1alpha1.ReasonFrozen),
+			"the agent met the Freeze and says so on the Work")
+		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.28"),
+			"the Pull member stored a version while frozen")
+		controller = runController(f, controllerArgs...)
+		Expect(hub.Delete(ctx, freeze)).To(Succeed())
+		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.28"))
+
+		By("a deletion delay: the agent counts down in the member, and takes the deletion back when the template returns")
+		Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"federator.dev/deletion-delay":"1h"}}}`)))).To(Succeed())
+		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("1h"))
+		Expect(hub.Delete(ctx, web)).To(Succeed())
+		Eventually(countdownMarkIn(pullClient, web)).Should(MatchRegexp(`^\d{4}-\d\d-\d\dT`), "the agent marks the object in its member")
+		Eventually(func() int {
+			tombstones := &corev1.ConfigMapList{}
+			if err := hub.List(ctx, tombstones, client.InNamespace("karmada-es-"+pull.Name),
+				client.MatchingLabels{"softdelete.federator.dev/tombstone": "true"}); err != nil {
+				return -1
+			}
+			return len(tombstones.Items)
+		}).Should(Equal(1), "the agent records its countdown in a tombstone in its execution namespace")
+		Expect(imageIn(pullClient)()).To(Equal("nginx:1.28"), "deleted before its delay")
+		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.28", "1h")), client.FieldOwner("e2e"))).To(Succeed())
+		Eventually(countdownMarkIn(pullClient, web)).Should(BeEmpty(), "the template is back: the agent takes the deletion back")
+
+		By("without a delay, the template deleted, its agent deletes it from the Pull member")
+		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.28", "0s")), client.FieldOwner("e2e"))).To(Succeed())
+		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("0s"))
 		Expect(hub.Delete(ctx, web)).To(Succeed())
 		Eventually(imageIn(pullClient)).Should(ContainSubstring("not found"))
 	})
@@ -161,19 +217,20 @@ func memberClient(m *fleet.Cluster) client.Client {
 	return c
 }
 
-// agentCommand is `federator agent` for member cluster of f, beside the
-// fleet (its kubeconfigs, no ports, no leader election).
-func agentCommand(f *fleet.Fleet, cluster string) *exec.Cmd {
+// agentCommand is `federator agent` for member cluster of f, reaching the
+// hub with hubKubeconfig, beside the fleet (no ports, no leader election).
+func agentCommand(f *fleet.Fleet, cluster, hubKubeconfig string) *exec.Cmd {
 	return exec.Command(federatorBinary(), "agent", "--cluster-name", cluster,
-		"--karmada-kubeconfig", f.Hub.KubeconfigPath, "--kubeconfig", f.Member(cluster).KubeconfigPath,
+		"--karmada-kubeconfig", hubKubeconfig, "--kubeconfig", f.Member(cluster).KubeconfigPath,
 		"--leader-elect=false", "--cluster-status-update-frequency", "1s", "--cluster-lease-duration", "4s")
 }
 
-// startAgent runs `federator agent` for cluster until the end of the spec
+// startAgent runs `federator agent` for cluster, reaching the hub with
+// hubKubeconfig, until the end of the spec
 // and returns once it runs.
-func startAgent(f *fleet.Fleet, cluster string) *gexec.Session {
+func startAgent(f *fleet.Fleet, cluster, hubKubeconfig string) *gexec.Session {
 	GinkgoHelper()
-	session, err := gexec.Start(agentCommand(f, cluster), GinkgoWriter, GinkgoWriter)
+	session, err := gexec.Start(agentCommand(f, cluster, hubKubeconfig), GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { session.Kill().Wait("10s") })
 	Eventually(session.Out, "60s").Should(gbytes.Say("federator: agent of cluster " + cluster + " running"))
@@ -206,4 +263,42 @@ func clusterReady(hub client.Client, name string) *metav1.Condition {
 		return nil
 	}
 	return meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+// pullWeb is the Deployment pull/web with image, and the deletion delay
+// delay unless "".
+func pullWeb(image, delay string) string {
+	annotations := "{}"
+	if delay != "" {
+		annotations = `{federator.dev/deletion-delay: "` + delay + `"}`
+	}
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: pull, annotations: ` + annotations + `}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: ` + image + `}]}`
+}
+
+// deletionDelayIn and countdownMarkIn read the deletion delay and the
+// countdown's mark of obj in a member ("" when absent).
+func deletionDelayIn(c client.Client, obj client.Object) func() string {
+	return memberAnnotation(c, obj, "federator.dev/deletion-delay")
+}
+
+func countdownMarkIn(c client.Client, obj client.Object) func() string {
+	return memberAnnotation(c, obj, "federator.dev/deletion-timestamp")
+}
+
+func memberAnnotation(c client.Client, obj client.Object, key string) func() string {
+	return func() string {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), d); err != nil {
+			return "error: " + err.Error()
+		}
+		return d.Annotations[key]
+	}
 }

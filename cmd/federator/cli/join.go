@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -53,9 +52,6 @@ func realMembers() members {
 	}
 }
 
-// maxClusterNameLength is Karmada's limit (pkg/apis/cluster/validation).
-const maxClusterNameLength = 48
-
 func newJoinCommand(connect connector, m members) *cobra.Command {
 	var conn connection
 	var kubeconfig, kubeContext string
@@ -79,7 +75,7 @@ commands.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := validClusterName(name); err != nil {
+			if err := membership.ValidName(name); err != nil {
 				return err
 			}
 			if kubeconfig == "" {
@@ -129,16 +125,6 @@ commands.`,
 	f.BoolVar(&waitReady, "wait", true, "wait until the hub reports the Cluster Ready")
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the Cluster to be Ready")
 	return cmd
-}
-
-func validClusterName(name string) error {
-	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
-		return fmt.Errorf("cluster name %q: %s", name, strings.Join(errs, "; "))
-	}
-	if len(name) > maxClusterNameLength {
-		return fmt.Errorf("cluster name %q: at most %d characters (Karmada's limit)", name, maxClusterNameLength)
-	}
-	return nil
 }
 
 // memberConfig is the client config of the cluster to join, with its CA
