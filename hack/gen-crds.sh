@@ -14,6 +14,10 @@
 #   work.karmada.io_resourcebindings.yaml              work/v1alpha2 only
 #   work.karmada.io_clusterresourcebindings.yaml       work/v1alpha2 only
 #   cluster.karmada.io_clusters.yaml                   cluster/v1alpha1
+#   config.karmada.io_resourceinterpretercustomizations.yaml         config/v1alpha1
+#   config.karmada.io_resourceinterpreterwebhookconfigurations.yaml  config/v1alpha1
+#     (no controller of federator's reads them; Karmada's karmada-agent
+#     waits for them before it starts its controllers)
 #   gating.federator.dev_gates.yaml                    federator's Gate (apis/gating)
 #   gating.federator.dev_freezes.yaml                  federator's Freeze (apis/gating)
 #   rollouts.federator.dev_rollouts.yaml               federator's Rollout (apis/rollouts)
@@ -56,6 +60,7 @@ controller_gen crd \
 	paths="${KARMADA_APIS}/policy/v1alpha1" \
 	paths="${KARMADA_APIS}/work/v1alpha1" \
 	paths="${KARMADA_APIS}/cluster/v1alpha1" \
+	paths="${KARMADA_APIS}/config/v1alpha1" \
 	output:crd:dir="${tmp_dir}/v1alpha1"
 controller_gen crd \
 	paths="${KARMADA_APIS}/work/v1alpha2" \
@@ -75,6 +80,8 @@ crds=(
 	"policy.karmada.io_clusteroverridepolicies.yaml    v1alpha1 no"
 	"work.karmada.io_works.yaml                        v1alpha1 yes"
 	"cluster.karmada.io_clusters.yaml                  v1alpha1 yes"
+	"config.karmada.io_resourceinterpretercustomizations.yaml        v1alpha1 no"
+	"config.karmada.io_resourceinterpreterwebhookconfigurations.yaml v1alpha1 no"
 	"work.karmada.io_resourcebindings.yaml             v1alpha2 yes"
 	"work.karmada.io_clusterresourcebindings.yaml      v1alpha2 yes"
 	"gating.federator.dev_gates.yaml                   federator yes"

@@ -1,5 +1,6 @@
 // Package crds owns the CustomResourceDefinition manifests the hub serves:
-// Karmada's policy, work and cluster APIs, generated from Karmada's Go types, and
+// Karmada's policy, work, cluster and config (resource interpreter) APIs,
+// generated from Karmada's Go types, and
 // federator's Gate API, generated from apis/gating, by
 // hack/gen-crds.sh (`make manifests`) and embedded here so the binary that
 // starts a hub installs exactly the schemas it was built against.

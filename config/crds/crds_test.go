@@ -27,6 +27,10 @@ func TestCRDs(t *testing.T) {
 		{"overridepolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", false},
 		{"propagationpolicies.policy.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"resourcebindings.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha2"}, "v1alpha2", true},
+		// Karmada's resource interpreter configuration: served for
+		// karmada-agent, which waits for both (docs/pull-mode.md).
+		{"resourceinterpretercustomizations.config.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", false},
+		{"resourceinterpreterwebhookconfigurations.config.karmada.io", apiextensionsv1.ClusterScoped, []string{"v1alpha1"}, "v1alpha1", false},
 		{"rollouts.rollouts.federator.dev", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 		{"works.work.karmada.io", apiextensionsv1.NamespaceScoped, []string{"v1alpha1"}, "v1alpha1", true},
 	}

@@ -21,7 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/finalizers"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 // leavingRecheck is how soon a leaving Cluster is looked at again while a
@@ -53,10 +55,21 @@ func (r *clusterReconciler) finishLeaving(ctx context.Context, cluster *clusterv
 	if err := r.hub.List(ctx, works, client.InNamespace(names.GenerateExecutionSpaceName(cluster.Name))); err != nil {
 		return ctrl.Result{}, err
 	}
+	// A Pull cluster is served by its agent; one whose Ready is not True
+	// has no agent reporting, and none would let go of its Works: the hub
+	// does, touching nothing in the member, as for any cluster that leaves
+	// while not Ready (deletionOf).
+	unserved := membership.Pull(cluster) && !meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	var errs []error
 	for i := range works.Items {
 		w := &works.Items[i]
 		if !w.DeletionTimestamp.IsZero() {
+			if unserved && controllerutil.ContainsFinalizer(w, workkeys.ExecutionFinalizer) {
+				if err := finalizers.Remove(ctx, r.hub, w, workkeys.ExecutionFinalizer); err != nil {
+					errs = append(errs, fmt.Errorf("releasing Work %s/%s of Pull cluster %s, which leaves with no agent reporting: %w",
+						w.Namespace, w.Name, cluster.Name, err))
+				}
+			}
 			continue
 		}
 		if err := r.hub.Delete(ctx, w, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {

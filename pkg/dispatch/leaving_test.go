@@ -238,6 +238,32 @@ func TestClusterLeaves(t *testing.T) {
 		}
 	})
 
+	t.Run("a Pull cluster with no agent reporting leaves: the hub lets go of its Works, for no agent will", func(t *testing.T) {
+		for _, ready := range []bool{false, true} {
+			w := workFixture(t, false, nil)
+			r, hub := leavingTest(t, w)
+			c := &clusterv1alpha1.Cluster{}
+			_ = hub.Get(context.Background(), client.ObjectKey{Name: testCluster}, c)
+			c.Spec.SyncMode = clusterv1alpha1.Pull
+			if ready {
+				c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue}}
+			}
+			if err := hub.Update(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			// The first pass deletes the Work, the next finds it deleting.
+			r.leavingPass(t)
+			waits := r.leavingPass(t)
+			err := hub.Get(context.Background(), client.ObjectKeyFromObject(w), &workv1alpha1.Work{})
+			switch {
+			case !ready && (!apierrors.IsNotFound(err) || r.leavingPass(t)):
+				t.Errorf("agent not reporting: the Work is still there (%v) or the Cluster still waits", err)
+			case ready && (err != nil || !waits):
+				t.Errorf("agent reporting: its Work should wait for the agent to let go (%v, waiting %v)", err, waits)
+			}
+		}
+	})
+
 	t.Run("the finalizer stays while a binding still targets the cluster", func(t *testing.T) {
 		rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-deployment"},
 			Spec: workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}, {Name: testCluster}}}}

@@ -174,12 +174,12 @@ spec:
 		freeze := &gatingv1alpha1.Freeze{ObjectMeta: metav1.ObjectMeta{Name: "pull-incident"},
 			Spec: gatingv1alpha1.FreezeSpec{Clusters: []string{pull.Name}, Message: "incident 7"}}
 		Expect(hub.Create(ctx, freeze)).To(Succeed())
-		agent = startAgent(f, pull.Name, agentHub)
+		startAgent(f, pull.Name, agentHub)
 		Eventually(func() string { return workDispatchingReason(hub, pull.Name) }).Should(Equal(gatingv1alpha1.ReasonFrozen),
 			"the agent met the Freeze and says so on the Work")
 		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.28"),
 			"the Pull member stored a version while frozen")
-		controller = runController(f, controllerArgs...)
+		runController(f, controllerArgs...)
 		Expect(hub.Delete(ctx, freeze)).To(Succeed())
 		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.28"))
 

@@ -126,7 +126,7 @@ func TestUninstallKeepsTheCRDsUnlessAsked(t *testing.T) {
 		t.Errorf("the Deployment is still there: %v", err)
 	}
 	for _, want := range []string{"Deployment federator-system/federator-controller deleted", "kept (uninstall --crds removes them",
-		"12 CustomResourceDefinitions", "kept: namespace karmada-cluster"} {
+		"14 CustomResourceDefinitions", "kept: namespace karmada-cluster"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("uninstall does not say %q:\n%s", want, out)
 		}
