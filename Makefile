@@ -136,7 +136,7 @@ unit: binaries
 # (--focus '...', --label-filter ...).
 E2E_PROCS ?= 3
 E2E_ARGS ?=
-e2e: binaries build $(BIN)/ginkgo
+e2e: binaries build $(BIN)/ginkgo $(BIN)/karmada-agent
 	$(BIN)/ginkgo run -procs=$(E2E_PROCS) --timeout=40m -v --no-color --poll-progress-after=5m $(E2E_ARGS) ./test/e2e/
 
 # The Ginkgo CLI, which runs a suite in parallel processes; the version of
@@ -346,6 +346,14 @@ karmada-e2e: binaries build karmada-e2e-build
 # The suite's binary alone: `make test` builds it while other stages run.
 .PHONY: karmada-e2e-build
 karmada-e2e-build: $(BIN)/karmada-e2e $(BIN)/karmada-e2e-summary
+
+# Karmada v1.16.0's own karmada-agent (cmd/agent), built unmodified from the
+# module cache by hack/karmada-e2e's module, as Karmada's suite is: the e2e
+# suite runs it as a Pull member of a federator hub (docs/pull-mode.md).
+.PHONY: karmada-agent
+karmada-agent: $(BIN)/karmada-agent
+$(BIN)/karmada-agent: hack/karmada-e2e/go.mod hack/karmada-e2e/go.sum
+	cd hack/karmada-e2e && go build -trimpath -ldflags '-s -w' -o $@ github.com/karmada-io/karmada/cmd/agent
 
 $(BIN)/karmada-e2e: hack/karmada-e2e/go.mod hack/karmada-e2e/go.sum hack/karmada-e2e/timeouts.sh
 	hack/karmada-e2e/timeouts.sh $(KARMADA_E2E_POLL_TIMEOUT) $(KARMADA_E2E_POLL_INTERVAL) $(BIN)/karmada-e2e-src

@@ -23,10 +23,11 @@ finish() {
   exit $?
 }
 
-# Everything else needs the fleet's programs, federator and the Ginkgo CLI:
-# four builds (the Kubernetes programs, etcd, kwok, federator) side by side,
+# Everything else needs the fleet's programs, federator, the Ginkgo CLI and
+# Karmada's karmada-agent (the e2e suite's Pull member): five builds (the
+# Kubernetes programs, etcd, kwok, federator, karmada-agent) side by side,
 # so one links while another compiles.
-stage build make -j4 binaries build ginkgo || finish
+stage build make -j4 binaries build ginkgo karmada-agent || finish
 
 # vet compiles while unit's API servers start and wait.
 stage_bg vet make vet
