@@ -2,6 +2,7 @@ package binding
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
@@ -26,6 +27,9 @@ type Origin struct {
 	WorkNamespace      string
 	WorkName           string
 	ConflictResolution policyv1alpha1.ConflictResolution
+	// Pull: the Work is a Pull cluster's, applied by its agent, which may
+	// be Karmada's karmada-agent.
+	Pull bool
 }
 
 // Manifest returns the object to write into one member cluster for template,
@@ -35,8 +39,9 @@ type Origin struct {
 // highest priority), without the fields only the hub has (Karmada's prune),
 // and with the identifying labels and annotations Karmada sets. Nothing in
 // it changes unless the template, the placement, an override or the binding
-// does: in particular the template's generation is not stamped, so resuming
-// a suspended cluster does not rewrite objects whose content did not change.
+// does: in particular the template's generation is not stamped (but for a
+// Pull cluster, whose agent may be Karmada's), so resuming a suspended
+// cluster does not rewrite objects whose content did not change.
 func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin,
 	override overrides.Func) (*unstructured.Unstructured, map[string]string, error) {
 	m := template.DeepCopy()
@@ -87,6 +92,16 @@ func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetClu
 	// Read after the overrides, as Karmada's mergeConflictResolution reads
 	// the overridden workload.
 	annotations[workv1alpha2.ResourceConflictResolutionAnnotation] = conflictResolution(m, o.ConflictResolution)
+	if o.Pull {
+		// Karmada's agent reflects a member's status with the template
+		// generation its copy carries, and reflects none for a workload
+		// without one; its Applied condition records no generation, so
+		// this is also what tells a Rollout the member runs this manifest
+		// (pkg/rollout). Stamped for Pull clusters alone: a Push member's
+		// dispatcher needs no stamp, and an unchanged object is not
+		// rewritten there on resume.
+		annotations[workv1alpha2.ResourceTemplateGenerationAnnotationKey] = strconv.FormatInt(template.GetGeneration(), 10)
+	}
 	m.SetLabels(labels)
 	m.SetAnnotations(annotations)
 	return m, applied, nil

@@ -175,3 +175,26 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 		t.Error("Manifest changed the template")
 	}
 }
+
+// A Pull cluster's manifest carries the template's generation, as Karmada's
+// binding controller stamps it: Karmada's karmada-agent reflects no status
+// of a Deployment without it, and a Rollout reads it back to tell that the
+// member runs this manifest. A Push cluster's does not.
+func TestManifestStampsTheGenerationForPullClusters(t *testing.T) {
+	tmpl := decode(t, deploymentYAML)
+	tmpl.SetGeneration(7)
+	for _, pull := range []bool{false, true} {
+		m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
+			Origin{WorkNamespace: "karmada-es-member1", WorkName: "w", Pull: pull}, overrides.None)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, stamped := m.GetAnnotations()[workv1alpha2.ResourceTemplateGenerationAnnotationKey]
+		switch {
+		case pull && got != "7":
+			t.Errorf("Pull cluster: %s = %q, want \"7\"", workv1alpha2.ResourceTemplateGenerationAnnotationKey, got)
+		case !pull && stamped:
+			t.Errorf("Push cluster: %s stamped (%q)", workv1alpha2.ResourceTemplateGenerationAnnotationKey, got)
+		}
+	}
+}

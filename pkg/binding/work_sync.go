@@ -60,7 +60,8 @@ func (s syncResult) String() string {
 // override is the pass's (passOverride), the one the hold input rendered
 // with.
 func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
-	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate, override overrides.Func) (syncResult, error) {
+	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate, override overrides.Func,
+	pull map[string]bool) (syncResult, error) {
 	res := syncResult{heldBefore: map[string]bool{}}
 	existing, err := worksOf(ctx, r.Client, b)
 	if err != nil {
@@ -92,7 +93,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 		wanted[ns] = true
 		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
-			ConflictResolution: b.spec.ConflictResolution}
+			ConflictResolution: b.spec.ConflictResolution, Pull: pull[target.Name]}
 		source := tpl
 		var templateHash string
 		if in.Rollout != nil {

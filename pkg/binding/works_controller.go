@@ -225,7 +225,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 		countdown.Source{Name: in.Policy.String(), Annotations: in.Policy.Annotations}, r.MaxDeletionDelay)
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
-	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack, override)
+	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack, override, pullClusters(clusters.Items))
 	if errors.Is(syncErr, lanes.ErrGaveWay) {
 		// Not a failure to report on the binding: Reconcile retries.
 		return ctrl.Result{}, "", syncErr
@@ -364,4 +364,16 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 	metrics.SuspendedTemplates.Forget(suspendedKey(b))
 	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
 	return client.IgnoreNotFound(r.Client.Update(ctx, b.obj))
+}
+
+// pullClusters are the names of the Clusters in Pull mode, whose agents
+// apply their Works.
+func pullClusters(clusters []clusterv1alpha1.Cluster) map[string]bool {
+	pull := map[string]bool{}
+	for i := range clusters {
+		if clusters[i].Spec.SyncMode == clusterv1alpha1.Pull {
+			pull[clusters[i].Name] = true
+		}
+	}
+	return pull
 }

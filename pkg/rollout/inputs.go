@@ -5,17 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,10 +76,10 @@ func workHealthy(w *workv1alpha1.Work, hash string) bool {
 		return false
 	}
 	applied := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionApplied)
-	if applied == nil || applied.Status != metav1.ConditionTrue || applied.ObservedGeneration != w.Generation {
+	if applied == nil || applied.Status != metav1.ConditionTrue || len(w.Status.ManifestStatuses) == 0 {
 		return false
 	}
-	if len(w.Status.ManifestStatuses) == 0 {
+	if applied.ObservedGeneration != w.Generation && (applied.ObservedGeneration != 0 || !reflectsManifests(w)) {
 		return false
 	}
 	for _, ms := range w.Status.ManifestStatuses {
@@ -85,6 +88,46 @@ func workHealthy(w *workv1alpha1.Work, hash string) bool {
 		}
 	}
 	return true
+}
+
+// reflectsManifests says whether the member copies a Work's status
+// reflects are those of its manifests now, for a Work whose Applied
+// condition records no generation: Karmada's karmada-agent, serving a Pull
+// cluster, writes none. Its status reflection carries the template
+// generation of the member copy (resourceTemplateGeneration), which the
+// hub stamps on a Pull cluster's manifests (pkg/binding): every manifest
+// that carries one must be reflected at it. A Work none of whose
+// manifests carries one cannot tell: it is not judged current.
+func reflectsManifests(w *workv1alpha1.Work) bool {
+	compared := 0
+	for _, m := range w.Spec.Workload.Manifests {
+		obj := &unstructured.Unstructured{}
+		if obj.UnmarshalJSON(m.Raw) != nil {
+			return false
+		}
+		want, stamped := obj.GetAnnotations()[workv1alpha2.ResourceTemplateGenerationAnnotationKey]
+		if !stamped {
+			continue
+		}
+		gvk := obj.GroupVersionKind()
+		reflected := false
+		for _, ms := range w.Status.ManifestStatuses {
+			id := ms.Identifier
+			if id.Group != gvk.Group || id.Kind != gvk.Kind || id.Namespace != obj.GetNamespace() || id.Name != obj.GetName() || ms.Status == nil {
+				continue
+			}
+			var status struct {
+				ResourceTemplateGeneration *int64 `json:"resourceTemplateGeneration"`
+			}
+			reflected = json.Unmarshal(ms.Status.Raw, &status) == nil && status.ResourceTemplateGeneration != nil &&
+				strconv.FormatInt(*status.ResourceTemplateGeneration, 10) == want
+		}
+		if !reflected {
+			return false
+		}
+		compared++
+	}
+	return compared > 0
 }
 
 // manifestHealth is a member object's health as its Work reports it:

@@ -85,3 +85,57 @@ func TestManifestHealth(t *testing.T) {
 		})
 	}
 }
+
+// A Work applied by Karmada's karmada-agent (a Pull cluster) has an Applied
+// condition without a generation: the cluster counts healthy only when its
+// reflected status says the member copy carries the template generation the
+// manifest carries now, never on an Applied condition of an earlier
+// manifest.
+func TestWorkHealthyWithoutAppliedGeneration(t *testing.T) {
+	manifest := func(generation string) workv1alpha1.Manifest {
+		annotations := ""
+		if generation != "" {
+			annotations = `,"annotations":{"resourcetemplate.karmada.io/generation":"` + generation + `"}`
+		}
+		return workv1alpha1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(
+			`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"namespace":"shop","name":"web"` + annotations + `}}`)}}
+	}
+	reflected := func(status string) workv1alpha1.ManifestStatus {
+		ms := workv1alpha1.ManifestStatus{Identifier: workv1alpha1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment",
+			Namespace: "shop", Name: "web"}, Health: workv1alpha1.ResourceHealthy}
+		if status != "" {
+			ms.Status = &runtime.RawExtension{Raw: []byte(status)}
+		}
+		return ms
+	}
+	for _, tc := range []struct {
+		name              string
+		manifest          workv1alpha1.Manifest
+		appliedGeneration int64
+		status            workv1alpha1.ManifestStatus
+		want              bool
+	}{
+		{"reflected at the manifest's template generation", manifest("7"), 0,
+			reflected(`{"generation":3,"resourceTemplateGeneration":7,"observedGeneration":3}`), true},
+		{"reflected at an earlier template generation: the agent has not applied this manifest yet", manifest("7"), 0,
+			reflected(`{"generation":2,"resourceTemplateGeneration":6,"observedGeneration":2}`), false},
+		{"no reflected status", manifest("7"), 0, reflected(""), false},
+		{"a manifest without the stamp cannot tell", manifest(""), 0,
+			reflected(`{"generation":3,"resourceTemplateGeneration":7}`), false},
+		{"an Applied condition of another generation, written by federator's dispatcher", manifest("7"), 1,
+			reflected(`{"generation":3,"resourceTemplateGeneration":7}`), false},
+		{"an Applied condition of this generation", manifest(""), 2, reflected(`{}`), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Generation: 2,
+				Annotations: map[string]string{workkeys.TemplateHashAnnotation: "h1"}},
+				Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{tc.manifest}}},
+				Status: workv1alpha1.WorkStatus{Conditions: []metav1.Condition{{Type: workkeys.ConditionApplied,
+					Status: metav1.ConditionTrue, ObservedGeneration: tc.appliedGeneration}},
+					ManifestStatuses: []workv1alpha1.ManifestStatus{tc.status}}}
+			if got := workHealthy(w, "h1"); got != tc.want {
+				t.Errorf("workHealthy = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -77,22 +77,7 @@ var _ = Describe("a Pull member served by federator agent", func() {
 		Expect(asAgent.List(ctx, &workv1alpha1.WorkList{}, client.InNamespace("karmada-es-member2"))).To(Succeed(),
 			"it lists its own Works")
 
-		web := &appsv1.Deployment{}
-		web.Namespace, web.Name = "pull", "web"
-		dyn, err := dynamic.NewForConfig(pull.Config)
-		Expect(err).NotTo(HaveOccurred())
-		recorder, err := framework.Record(ctx, dyn, pullClient, web, pull.Name)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(recorder.Stop)
-		imageIn := func(c client.Client) func() string {
-			return func() string {
-				d := &appsv1.Deployment{}
-				if err := c.Get(ctx, client.ObjectKeyFromObject(web), d); err != nil {
-					return err.Error()
-				}
-				return d.Spec.Template.Spec.Containers[0].Image
-			}
-		}
+		web, recorder := recordPullWeb(pull, pullClient)
 		setImageOn := func(image string) {
 			GinkgoHelper()
 			Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
@@ -114,27 +99,27 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
   placement: {clusterAffinity: {clusterNames: [member1, member2]}}
 `), client.FieldOwner("e2e"))).To(Succeed())
-		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.25"))
-		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.25"))
+		Eventually(pullImageIn(pushClient)).Should(Equal("nginx:1.25"))
+		Eventually(pullImageIn(pullClient)).Should(Equal("nginx:1.25"))
 		Eventually(func() *workv1alpha1.Work { return workOn(hub, pull.Name, "pull", "web") }).Should(
 			WithTransform(workApplied, BeTrue()), "the agent reports the Work's status to the hub")
 
 		By("a suspension of the Pull member, written into its Work by the hub, holds it there")
 		Expect(framework.PatchPolicy(ctx, hub, "pull", "web", `{"spec":{"suspension":{"dispatchingOnClusters":{"clusterNames":["member2"]}}}}`)).To(Succeed())
 		setImageOn("nginx:1.26")
-		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.26"))
+		Eventually(pullImageIn(pushClient)).Should(Equal("nginx:1.26"))
 		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.26"))
 		Eventually(func() string { return workDispatchingReason(hub, pull.Name) }).Should(Equal("SuspendDispatching"),
 			"the agent tells the hub it holds the Work, with Karmada's reason")
 		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.26"),
 			"the Pull member stored the suspended version")
 		Expect(framework.PatchPolicy(ctx, hub, "pull", "web", `{"spec":{"suspension":null}}`)).To(Succeed())
-		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.26"))
+		Eventually(pullImageIn(pullClient)).Should(Equal("nginx:1.26"))
 
 		By("with its agent stopped, nothing reaches the Pull member: the hub never dispatches to it")
 		agent.Terminate().Wait("20s")
 		setImageOn("nginx:1.27")
-		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.27"))
+		Eventually(pullImageIn(pushClient)).Should(Equal("nginx:1.27"))
 		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.27"))
 		Expect(workDispatchingReason(hub, pull.Name)).NotTo(Equal("SuspendDispatching"), "the Work is released, not held")
 		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.27"),
@@ -147,7 +132,7 @@ spec:
 
 		By("started again, the agent catches up")
 		agent = startAgent(f, pull.Name, agentHub)
-		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.27"))
+		Eventually(pullImageIn(pullClient)).Should(Equal("nginx:1.27"))
 		Eventually(func() *metav1.Condition { return clusterReady(hub, pull.Name) }).Should(
 			HaveField("Status", metav1.ConditionTrue), "the agent reports its cluster Ready again")
 
@@ -168,7 +153,7 @@ spec:
 		// own check of the Freezes stands between the release and the member.
 		agent.Terminate().Wait("20s")
 		setImageOn("nginx:1.28")
-		Eventually(imageIn(pushClient)).Should(Equal("nginx:1.28"))
+		Eventually(pullImageIn(pushClient)).Should(Equal("nginx:1.28"))
 		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.28"))
 		controller.Terminate().Wait("30s")
 		freeze := &gatingv1alpha1.Freeze{ObjectMeta: metav1.ObjectMeta{Name: "pull-incident"},
@@ -181,7 +166,7 @@ spec:
 			"the Pull member stored a version while frozen")
 		runController(f, controllerArgs...)
 		Expect(hub.Delete(ctx, freeze)).To(Succeed())
-		Eventually(imageIn(pullClient)).Should(Equal("nginx:1.28"))
+		Eventually(pullImageIn(pullClient)).Should(Equal("nginx:1.28"))
 
 		By("a deletion delay: the agent counts down in the member, and takes the deletion back when the template returns")
 		Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
@@ -197,7 +182,7 @@ spec:
 			}
 			return len(tombstones.Items)
 		}).Should(Equal(1), "the agent records its countdown in a tombstone in its execution namespace")
-		Expect(imageIn(pullClient)()).To(Equal("nginx:1.28"), "deleted before its delay")
+		Expect(pullImageIn(pullClient)()).To(Equal("nginx:1.28"), "deleted before its delay")
 		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.28", "1h")), client.FieldOwner("e2e"))).To(Succeed())
 		Eventually(countdownMarkIn(pullClient, web)).Should(BeEmpty(), "the template is back: the agent takes the deletion back")
 
@@ -205,7 +190,7 @@ spec:
 		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.28", "0s")), client.FieldOwner("e2e"))).To(Succeed())
 		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("0s"))
 		Expect(hub.Delete(ctx, web)).To(Succeed())
-		Eventually(imageIn(pullClient)).Should(ContainSubstring("not found"))
+		Eventually(pullImageIn(pullClient)).Should(ContainSubstring("not found"))
 	})
 })
 
@@ -265,8 +250,41 @@ func clusterReady(hub client.Client, name string) *metav1.Condition {
 	return meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 }
 
+// pullWebRef is Deployment pull/web, the pull specs' template.
+func pullWebRef() *appsv1.Deployment {
+	web := &appsv1.Deployment{}
+	web.Namespace, web.Name = "pull", "web"
+	return web
+}
+
+// recordPullWeb records, until the end of the spec, every version of
+// Deployment pull/web the Pull member stores.
+func recordPullWeb(pull *fleet.Cluster, pullClient client.Client) (*appsv1.Deployment, *framework.Recorder) {
+	GinkgoHelper()
+	web := pullWebRef()
+	dyn, err := dynamic.NewForConfig(pull.Config)
+	Expect(err).NotTo(HaveOccurred())
+	recorder, err := framework.Record(ctx, dyn, pullClient, web, pull.Name)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(recorder.Stop)
+	return web, recorder
+}
+
+// pullImageIn reads the image of Deployment pull/web in a member (the error
+// when it cannot).
+func pullImageIn(c client.Client) func() string {
+	return func() string {
+		d := &appsv1.Deployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pullWebRef()), d); err != nil {
+			return err.Error()
+		}
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+}
+
 // pullWeb is the Deployment pull/web with image, and the deletion delay
-// delay unless "".
+// delay unless "". It asks for no replicas: a member with a
+// kube-controller-manager makes it Available without nodes.
 func pullWeb(image, delay string) string {
 	annotations := "{}"
 	if delay != "" {
@@ -276,7 +294,7 @@ func pullWeb(image, delay string) string {
 kind: Deployment
 metadata: {name: web, namespace: pull, annotations: ` + annotations + `}
 spec:
-  replicas: 1
+  replicas: 0
   selector: {matchLabels: {app: web}}
   template:
     metadata: {labels: {app: web}}
