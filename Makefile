@@ -222,6 +222,7 @@ bench-scale: binaries
 # replays). `make test` runs a short one (chaos-short). CHAOS_ARGS: more flags (--self-test,
 # --faults=pause-member to leave the kills out, --grace 2s, --history FILE,
 # --controller-log FILE, --workloads for members that run workloads,
+# --pull-members 1 to serve the last member in Pull mode by its own agent,
 # --cluster-lists=false and the like to replay a seed recorded before an
 # operation was added).
 SEED ?= 0
@@ -250,12 +251,19 @@ chaos-long: build binaries
 # operations each, every fault (controller kills with two replicas, member
 # freezes, hub and member etcd restarts, lagging informers, gate requests
 # on skewed clocks: seed 146's operations open and close gates); about a
-# minute per seed. A violation fails it and prints the line that replays it.
+# minute per seed. CHAOS_SHORT_PULL_SEED runs with one Pull member
+# (--pull-members 1: member3 served by a `federator agent`, killed and
+# restarted among the faults). A violation fails it and prints the line
+# that replays it.
 CHAOS_SHORT_SEEDS ?= 7 31 146
 CHAOS_SHORT_STEPS ?= 50
+CHAOS_SHORT_PULL_SEED ?= 146
 .PHONY: chaos-short
 chaos-short: build binaries
-	for s in $(CHAOS_SHORT_SEEDS); do go run ./test/chaos --seed $$s --steps $(CHAOS_SHORT_STEPS) || exit 1; done
+	for s in $(CHAOS_SHORT_SEEDS); do \
+		pull=; if [ $$s = "$(CHAOS_SHORT_PULL_SEED)" ]; then pull='--pull-members 1'; fi; \
+		go run ./test/chaos --seed $$s --steps $(CHAOS_SHORT_STEPS) $$pull || exit 1; \
+	done
 
 # Go's native fuzzer over federator's parsers (docs/reliability.md#fuzzing-the-parsers-make-fuzz):
 # each FuzzXxx target for FUZZTIME, one after another, then a table of

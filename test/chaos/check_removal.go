@@ -104,8 +104,9 @@ const leaderTakeover = 3 * time.Second
 // latest, judged against due: the write returned, plus the grace and the
 // member's freezes (inFlight), plus every time before due in which the
 // controllers could not act (the hub's API server down, a controller
-// killed and its Lease not yet expired) or the member could not be
-// written (frozen, its etcd restarting).
+// killed and its Lease not yet expired), the member's agent, for a Pull
+// member, could not (killed, until it ran again), or the member could
+// not be written (frozen, its etcd restarting).
 func (c *checker) takenBackBy(member string, again intent, due time.Time) time.Time {
 	by := c.inFlight(member, span{from: again.Sent, to: again.Done})
 	for _, f := range c.faults {
@@ -114,6 +115,7 @@ func (c *checker) takenBackBy(member string, again intent, due time.Time) time.T
 		case f.Kind == faultRestartHub:
 		case f.Kind == faultKillController:
 			stall += leaderTakeover
+		case f.Kind == faultKillAgent && f.Member == member:
 		case (f.Kind == faultPauseMember || f.Kind == faultRestartEtcd) && f.Member == member &&
 			f.From.After(again.Done.Add(c.grace)): // one before is in inFlight's
 		default:

@@ -15,16 +15,20 @@ import (
 // runningLine is what `federator controller` prints once its controllers run.
 const runningLine = "controllers running against"
 
-// controller is one replica of bin/federator controller, run as its own
-// process in its own process group (a Ctrl-C at the terminal reaches this
-// program, which stops it), restarted after every kill; every run of it
-// appends to its own log.
+// controller is one replica of bin/federator controller (or a Pull
+// member's `federator agent`, agent.go), run as its own process in its
+// own process group (a Ctrl-C at the terminal reaches this program, which
+// stops it), restarted after every kill; every run of it appends to its
+// own log.
 type controller struct {
-	name       string // replica-1, replica-2, ...
-	binary     string
-	kubeconfig string
-	logPath    string
-	args       []string
+	name    string // replica-1, replica-2, ...; agent-member3, ...
+	member  string // the Pull member an agent serves; "" for a replica
+	binary  string
+	logPath string
+	// args follow the binary: the command (controller, agent) and its flags.
+	args []string
+	// ready is what a run prints once it runs (runningLine for a replica).
+	ready string
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -36,12 +40,12 @@ func (c *controller) start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.binary, append([]string{"controller", "--kubeconfig", c.kubeconfig}, c.args...)...)
+	cmd := exec.Command(c.binary, c.args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		return fmt.Errorf("starting %s controller: %w", c.binary, err)
+		return fmt.Errorf("starting %s %s: %w", c.binary, c.args[0], err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); log.Close(); close(exited) }()
@@ -63,19 +67,19 @@ func (c *controller) running() bool {
 	}
 }
 
-// waitRunning waits until the current run has printed runningLine.
+// waitRunning waits until the current run has printed its ready line.
 func (c *controller) waitRunning(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		raw, _ := os.ReadFile(c.logPath)
-		if bytes.Count(raw, []byte(runningLine)) >= c.starts {
+		if bytes.Count(raw, []byte(c.ready)) >= c.starts {
 			return nil
 		}
 		if !c.running() {
-			return fmt.Errorf("federator controller exited before running; its log: %s", c.logPath)
+			return fmt.Errorf("federator %s (%s) exited before running; its log: %s", c.args[0], c.name, c.logPath)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("federator controller not running after %s; its log: %s", limit, c.logPath)
+			return fmt.Errorf("federator %s (%s) not running after %s; its log: %s", c.args[0], c.name, limit, c.logPath)
 		}
 		select {
 		case <-ctx.Done():
@@ -95,17 +99,27 @@ func (c *controller) kill() {
 	<-c.exited
 }
 
+// killFor kills the process and starts it again after down, and says
+// when it was killed.
+func (c *controller) killFor(down time.Duration) (time.Time, error) {
+	from := time.Now()
+	c.kill()
+	time.Sleep(down)
+	return from, c.start()
+}
+
 // replicas are the controller's replicas, as a Deployment of two runs
 // them: each takes part in leader election, so one leads and the others
 // stand by; a killed or exited one is started again, as a kubelet would.
+// The Pull members' agents are kept running the same way (agent.go).
 type replicas []*controller
 
 func newReplicas(n int, binary, kubeconfig, dir string, args []string) replicas {
 	rs := make(replicas, n)
 	for i := range rs {
 		name := fmt.Sprintf("replica-%d", i+1)
-		rs[i] = &controller{name: name, binary: binary, kubeconfig: kubeconfig,
-			logPath: filepath.Join(dir, "federator-"+name+".log"), args: args}
+		rs[i] = &controller{name: name, binary: binary, logPath: filepath.Join(dir, "federator-"+name+".log"),
+			args: append([]string{"controller", "--kubeconfig", kubeconfig}, args...), ready: runningLine}
 	}
 	return rs
 }

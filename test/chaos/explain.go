@@ -52,7 +52,7 @@ func (r *chaosRun) explainStale(ctx context.Context, template, member string) st
 		parts = append(parts, fmt.Sprintf("condition %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
 	}
 	var said []string
-	for _, l := range r.ctrls.logs() {
+	for _, l := range r.processes().logs() {
 		if strings.Contains(l, template) && strings.Contains(l, member) {
 			said = append(said, l)
 		}

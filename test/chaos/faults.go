@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,10 +19,8 @@ import (
 // operations cannot tell which leads), and starts it again after down.
 func (r *chaosRun) killController(down time.Duration) error {
 	c := r.ctrls[r.faultRng.Intn(len(r.ctrls))]
-	from := time.Now()
-	c.kill()
-	time.Sleep(down)
-	if err := c.start(); err != nil {
+	from, err := c.killFor(down)
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -31,16 +30,19 @@ func (r *chaosRun) killController(down time.Duration) error {
 	return nil
 }
 
-// restartExited starts again the replicas that exited by themselves,
-// as a kubelet restarts a container.
+// restartExited starts again the replicas and agents that exited by
+// themselves, as a kubelet restarts a container.
 func (r *chaosRun) restartExited() error {
-	names, err := r.ctrls.restartExited()
+	names, err := r.processes().restartExited()
 	r.restarted += len(names)
 	for _, n := range names {
-		logf("controller %s had exited by itself (--controller-log keeps its log); started again", n)
+		logf("%s had exited by itself (--controller-log keeps its log); started again", n)
 	}
 	return err
 }
+
+// processes are the controller's replicas and the Pull members' agents.
+func (r *chaosRun) processes() replicas { return append(slices.Clip(r.ctrls), r.agents...) }
 
 // restartEtcd stops a member's etcd and starts it again after down, with
 // its data: the member's API server fails or holds requests meanwhile.
@@ -124,7 +126,7 @@ func (r *chaosRun) pauseMember(member string) error {
 	return nil
 }
 
-func (r *chaosRun) resumeMember() error {
+func (r *chaosRun) resumeMember(ctx context.Context) error {
 	r.mu.Lock()
 	member := r.paused
 	r.mu.Unlock()
@@ -140,7 +142,14 @@ func (r *chaosRun) resumeMember() error {
 			break
 		}
 	}
+	waiting := r.agentsWaiting
+	r.agentsWaiting = nil
 	r.mu.Unlock()
 	logf("%s's API server goes on (SIGCONT)", member)
+	for _, i := range waiting {
+		if err := r.agentRuns(ctx, i); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -416,3 +416,35 @@ func toggle(set map[string]bool, key string) map[string]bool {
 	}
 	return set
 }
+
+// faultDraw is what a step's draw of the operations' generator injects
+// before its operation: a replica of the controller killed, down for
+// down; a member's API server frozen until step pausedUntil; or the agent
+// of Pull member agent killed, down for down.
+type faultDraw struct {
+	killController bool
+	pause          bool
+	member         string
+	pausedUntil    int
+	killAgent      bool
+	agent          int
+	down           time.Duration
+}
+
+// drawFault draws a step's fault: kill-controller and pause-member as they
+// always were, and kill-agent, with agents Pull members, from the same
+// draw (agentKill), so a seed's operations and other faults are those it
+// chose without Pull members. A member is frozen only if none is
+// (pausedUntil, the step the last freeze ends, is past).
+func (g *generator) drawFault(step, pausedUntil, agents int) faultDraw {
+	f := g.rng.Float64()
+	switch {
+	case f < 0.07:
+		return faultDraw{killController: true, down: time.Duration(g.rng.Intn(1500)) * time.Millisecond}
+	case f < 0.14 && step >= pausedUntil: // no member is frozen
+		member := g.members[g.rng.Intn(len(g.members))]
+		return faultDraw{pause: true, member: member, pausedUntil: step + 2 + g.rng.Intn(7)}
+	}
+	kill, agent, down := agentKill(f, agents)
+	return faultDraw{killAgent: kill, agent: agent, down: down}
+}

@@ -21,7 +21,9 @@
 //   - injects faults between operations (faults.go): one of two controller
 //     replicas SIGKILLed and restarted, a member API server frozen
 //     (SIGSTOP) for a few operations, the hub's API server and a member's
-//     etcd restarted;
+//     etcd restarted; with --pull-members N the last N members are Pull
+//     members, each served by a `federator agent` that is SIGKILLed and
+//     restarted too (agent.go);
 //   - records every version every member stores (framework.Recorder,
 //     listing again on a gap) and logs every user write with the time it
 //     was sent and returned and the state it left;
@@ -133,6 +135,9 @@ type options struct {
 	// settleEvery: every this many operations, lift every hold and wait
 	// for every member to converge (0: only after the last operation).
 	settleEvery int
+	// pullMembers: the last this many members are in Pull mode, each
+	// served by its own `federator agent` (agent.go).
+	pullMembers int
 	// lagResources are the kinds lag-informers episodes choose from
 	// (laggedResources unless --lag-resources names fewer).
 	lagResources []string
@@ -146,8 +151,9 @@ const defaultReplicas = 2
 // besides the kills, freezes and restarts (faults.go), lag-informers
 // (lag.go) puts a proxy between the controllers and the hub, and
 // skew-clocks (skew.go) sends gate requests by the CLI and the webhook on
-// skewed clocks.
-var allFaults = []string{faultKillController, faultPauseMember, faultRestartHub, faultRestartEtcd, faultLagInformers, faultSkewClocks}
+// skewed clocks; kill-agent (agent.go) kills the agent of a Pull member,
+// with --pull-members.
+var allFaults = []string{faultKillController, faultKillAgent, faultPauseMember, faultRestartHub, faultRestartEtcd, faultLagInformers, faultSkewClocks}
 
 // Exit codes: a violation (or no convergence) is 1; the run could not be
 // made or judged (the fleet did not start, a write failed) is 2.
@@ -208,6 +214,9 @@ func main() {
 			"and nothing stands in for the members' controllers (--ready-deployments is ignored); the operations and faults of a seed stay the same")
 	flag.BoolVar(&o.gates, "gates", true,
 		"also create, list, open (--for), close and delete Gates; --gates=false chooses, for a seed, the operations it chose before Gates were added")
+	flag.IntVar(&o.pullMembers, "pull-members", 0,
+		fmt.Sprintf("the last N of the %d members are Pull members (docs/pull-mode.md): registered in Pull mode, each served by a `federator agent` this program starts, "+
+			"which kill-agent SIGKILLs and starts again; the operations and other faults of a seed stay the same", memberCount))
 	lagResources := flag.String("lag-resources", strings.Join(laggedResources, ","),
 		"the kinds whose watch events lag-informers holds back, by resource name, comma-separated (fewer to hunt one path: "+
 			"an episode still comes at the same steps); the kinds are "+strings.Join(laggedResources, ", "))
@@ -237,6 +246,10 @@ func main() {
 			}
 			o.faults[f] = true
 		}
+	}
+	if err := validPullMembers(o.pullMembers, memberCount); err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+		os.Exit(exitError)
 	}
 	if o.replicas < 1 {
 		fmt.Fprintln(os.Stderr, "chaos: --replicas must be 1 or more")
@@ -305,6 +318,9 @@ func (o options) replayArgs() []string {
 	}
 	if o.settleEvery > 0 {
 		args = append(args, fmt.Sprintf("--settle-every=%d", o.settleEvery))
+	}
+	if o.pullMembers > 0 {
+		args = append(args, fmt.Sprintf("--pull-members=%d", o.pullMembers))
 	}
 	if !slices.Equal(slices.Sorted(maps.Keys(o.faults)), slices.Sorted(slices.Values(allFaults))) {
 		args = append(args, "--faults="+strings.Join(slices.Sorted(maps.Keys(o.faults)), ","))

@@ -309,7 +309,8 @@ type intent struct {
 type fault struct {
 	Kind string
 	// Member is the member of a freeze or an etcd restart, the replica of
-	// a kill, the resource of a lag.
+	// a controller kill, the Pull member of an agent kill, the resource of
+	// a lag.
 	Member string
 	From   time.Time
 	To     time.Time

@@ -37,6 +37,7 @@ const (
 	opRolloutPromote       = "rollout-promote"
 	opRolloutDelete        = "rollout-delete"
 	faultKillController    = "kill-controller"
+	faultKillAgent         = "kill-agent"
 	faultPauseMember       = "pause-member"
 	faultRestartHub        = "restart-hub"
 	faultRestartEtcd       = "restart-member-etcd"

@@ -43,6 +43,8 @@ type chaosRun struct {
 	members map[string]client.Client
 	names   []string
 	ctrls   replicas
+	// agents serve the Pull members (--pull-members), one each (agent.go).
+	agents replicas
 	// faultRng draws what the operations' generator does not (which
 	// replica a kill hits, hub restarts), so a seed's operations stay
 	// those it chose before these faults existed.
@@ -66,6 +68,9 @@ type chaosRun struct {
 	faults  []fault
 	ops     map[string]int
 	began   time.Time
+	// agentsWaiting are the kill-agent faults (indexes in faults) whose
+	// agent waits for its frozen member to run again (killAgent).
+	agentsWaiting []int
 	// restarted counts replicas that exited by themselves and were
 	// started again.
 	restarted int
@@ -116,8 +121,19 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	if r.hub, err = client.New(hubCfg, client.Options{Scheme: policy.NewScheme()}); err != nil {
 		return nil, err
 	}
+	var names []string
 	for _, m := range r.fleet.Members {
-		if err := membership.Register(ctx, r.hub, m.Name, m.Config); err != nil {
+		names = append(names, m.Name)
+	}
+	pulls := pullMembers(slices.Sorted(slices.Values(names)), o.pullMembers)
+	for _, m := range r.fleet.Members {
+		if slices.Contains(pulls, m.Name) {
+			a, err := r.registerPull(ctx, m)
+			if err != nil {
+				return nil, err
+			}
+			r.agents = append(r.agents, a)
+		} else if err := membership.Register(ctx, r.hub, m.Name, m.Config); err != nil {
 			return nil, fmt.Errorf("register %s: %w", m.Name, err)
 		}
 		if r.members[m.Name], err = client.New(m.Config, client.Options{Scheme: policy.NewScheme()}); err != nil {
@@ -160,6 +176,12 @@ func newRun(ctx context.Context, o options) (_ *chaosRun, err error) {
 	}
 	if err := r.ctrls.startAll(ctx); err != nil {
 		return nil, err
+	}
+	if len(r.agents) > 0 {
+		logf("starting the agents of the Pull members %s", strings.Join(pulls, ", "))
+		if err := r.agents.startAgents(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for _, m := range r.fleet.Members {
 		dyn, err := dynamic.NewForConfig(m.Config)
@@ -204,6 +226,7 @@ func (r *chaosRun) cleanup() {
 	}
 	r.recorders, r.foreign = nil, nil
 	r.ctrls.killAll()
+	r.agents.killAll()
 	if r.lag != nil {
 		r.lag.Close()
 		r.lag = nil
@@ -318,26 +341,31 @@ func (r *chaosRun) execute(ctx context.Context) (*result, error) {
 			return nil, err
 		}
 		if r.paused != "" && step >= pausedUntil {
-			if err := r.resumeMember(); err != nil {
+			if err := r.resumeMember(ctx); err != nil {
 				return nil, err
 			}
 		}
-		switch f := g.rng.Float64(); {
-		case f < 0.07:
-			down := time.Duration(g.rng.Intn(1500)) * time.Millisecond
+		switch d := g.drawFault(step, pausedUntil, len(r.agents)); {
+		case d.killController:
 			if !r.o.faults[faultKillController] {
 				break
 			}
-			if err := r.killController(down); err != nil {
+			if err := r.killController(d.down); err != nil {
 				return nil, err
 			}
-		case f < 0.14 && step >= pausedUntil: // no member is frozen
-			member := r.names[g.rng.Intn(len(r.names))]
-			pausedUntil = step + 2 + g.rng.Intn(7)
+		case d.pause:
+			pausedUntil = d.pausedUntil
 			if !r.o.faults[faultPauseMember] {
 				break
 			}
-			if err := r.pauseMember(member); err != nil {
+			if err := r.pauseMember(d.member); err != nil {
+				return nil, err
+			}
+		case d.killAgent:
+			if !r.o.faults[faultKillAgent] {
+				break
+			}
+			if err := r.killAgent(ctx, r.agents[d.agent], d.down); err != nil {
 				return nil, err
 			}
 		}

@@ -19,7 +19,7 @@ import (
 // have every latest version: what an operator does after an incident.
 func (r *chaosRun) settle(ctx context.Context, step int, label string) (*result, error) {
 	if r.paused != "" {
-		if err := r.resumeMember(); err != nil {
+		if err := r.resumeMember(ctx); err != nil {
 			return nil, err
 		}
 	}

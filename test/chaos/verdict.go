@@ -43,7 +43,7 @@ func (r *chaosRun) verdict(res *result) int {
 	r.foreign = nil
 	slices.SortFunc(all, func(a, b stored) int { return a.Observed.Compare(b.Observed) })
 	if r.o.keepLog != "" {
-		if err := os.WriteFile(r.o.keepLog, []byte(strings.Join(r.ctrls.logs(), "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(r.o.keepLog, []byte(strings.Join(r.processes().logs(), "\n")+"\n"), 0o644); err != nil {
 			logf("--controller-log: %v", err)
 		}
 	}
@@ -83,10 +83,20 @@ func (r *chaosRun) verdict(res *result) int {
 	if r.callers != nil {
 		f.skewed, f.refused, f.offClock = r.callers.byCaller, r.callers.refused, len(r.callers.offClock)
 	}
+	for _, a := range r.agents {
+		f.pulls = append(f.pulls, a.member)
+	}
+	for _, s := range all {
+		if slices.Contains(f.pulls, s.Member) {
+			f.pullStored++
+		}
+	}
 	for _, fl := range r.faults {
 		switch fl.Kind {
 		case faultKillController:
 			f.kills++
+		case faultKillAgent:
+			f.agentKills++
 		case faultPauseMember:
 			f.pauses++
 		case faultRestartHub:
@@ -194,7 +204,7 @@ func (r *chaosRun) verdict(res *result) int {
 // violation's template and member around its time.
 func (r *chaosRun) printControllerLines(v *violation) {
 	var lines []string
-	for _, l := range r.ctrls.logs() {
+	for _, l := range r.processes().logs() {
 		if strings.Contains(l, v.Stored.Template) && strings.Contains(l, v.Stored.Member) {
 			lines = append(lines, l)
 		}
@@ -216,9 +226,9 @@ func (r *chaosRun) printControllerLines(v *violation) {
 }
 
 func (r *chaosRun) printControllerTail(n int) {
-	for _, c := range r.ctrls {
+	for _, c := range r.processes() {
 		lines := replicas{c}.logs()
-		fmt.Fprintf(os.Stderr, "last lines of the controller's log (%s):\n%s\n", c.name, strings.Join(lines[max(0, len(lines)-n):], "\n"))
+		fmt.Fprintf(os.Stderr, "last lines of the log of %s:\n%s\n", c.name, strings.Join(lines[max(0, len(lines)-n):], "\n"))
 	}
 }
 

@@ -31,6 +31,10 @@ type figures struct {
 	skewed            map[string]int
 	refused, offClock int
 	replicas          int
+	// pulls are the Pull members (--pull-members), agentKills the kills of
+	// their agents, pullStored the stored versions recorded on them.
+	pulls                  []string
+	agentKills, pullStored int
 	// stored versions recorded on objects member objects, staged of them
 	// while a Rollout existed; removals are member deletions checked,
 	// owned the objects the hub never placed, writes the user writes the
@@ -70,6 +74,9 @@ func (f figures) summary() string {
 		"recorder gaps relisted: %d",
 		f.seed, f.steps, f.took.Round(time.Second), strings.Join(opList, ", "), f.kills, f.replicas, f.pauses, f.hubRestarts, f.etcdRestarts, f.exited,
 		f.stored, f.objects, f.stored, f.writes, f.grace, f.staged, f.removals, f.owned, f.violations, f.gaps)
+	if len(f.pulls) > 0 {
+		s += fmt.Sprintf("; Pull members %s: %d agent kills, %d stored versions checked there", strings.Join(f.pulls, ", "), f.agentKills, f.pullStored)
+	}
 	if f.lags > 0 {
 		s += fmt.Sprintf("; %d informer lags (one kind's watch events up to %s late)", f.lags, maxLag)
 	}
@@ -102,6 +109,9 @@ func (f figures) table() string {
 		row("operations: "+k, f.ops[k])
 	}
 	row(fmt.Sprintf("faults: controller kills (%d replicas)", f.replicas), f.kills)
+	if len(f.pulls) > 0 {
+		row(fmt.Sprintf("faults: agent kills (Pull members %s)", strings.Join(f.pulls, ", ")), f.agentKills)
+	}
 	row("faults: member API server freezes", f.pauses)
 	row("faults: hub API server restarts", f.hubRestarts)
 	row("faults: member etcd restarts", f.etcdRestarts)
@@ -115,6 +125,9 @@ func (f figures) table() string {
 	}
 	row("replicas that exited by themselves (started again)", f.exited)
 	row(fmt.Sprintf("checked: stored versions, on %d member objects", f.objects), f.stored)
+	if len(f.pulls) > 0 {
+		row(fmt.Sprintf("checked: stored versions on the Pull members (%s)", strings.Join(f.pulls, ", ")), f.pullStored)
+	}
 	row("checked: stored versions while a Rollout existed", f.staged)
 	row("checked: member deletions", f.removals)
 	row("checked: objects the hub never placed", f.owned)

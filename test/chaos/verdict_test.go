@@ -46,6 +46,11 @@ func TestTheReplayLineCarriesTheFlagsThatChangeARun(t *testing.T) {
 		t.Errorf("without lists, with workloads: %q, want %q", got, want)
 	}
 	o = defaults
+	o.pullMembers = 1
+	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--pull-members=1'"; got != want {
+		t.Errorf("with a Pull member: %q, want %q", got, want)
+	}
+	o = defaults
 	o.readyDeployments = false
 	if got, want := o.replay(), "make chaos SEED=7 STEPS=80 CHAOS_ARGS='--ready-deployments=false'"; got != want {
 		t.Errorf("without the status writer: %q, want %q", got, want)
@@ -150,6 +155,17 @@ func TestTheTableSaysTheSummarysFigures(t *testing.T) {
 	if n := strings.Count(table, "\n|") - 2; n != 19 {
 		t.Errorf("the table has %d rows, want 19:\n%s", n, table)
 	}
+
+	f.pulls, f.agentKills, f.pullStored = []string{"member3"}, 4, 150
+	if want := "3 objects the hub never placed checked, 1 violations; recorder gaps relisted: 2; Pull members member3: 4 agent kills, 150 stored versions checked there; "; !strings.Contains(f.summary(), want) {
+		t.Errorf("with a Pull member the summary does not say %q: %s", want, f.summary())
+	}
+	for _, row := range []string{"| faults: agent kills (Pull members member3) | 4 |\n", "| checked: stored versions on the Pull members (member3) | 150 |\n"} {
+		if !strings.Contains(f.table(), row) {
+			t.Errorf("with a Pull member the table has no row %q:\n%s", row, f.table())
+		}
+	}
+	f.pulls, f.agentKills, f.pullStored = nil, 0, 0
 
 	f.convergedInTime, f.settles = false, f.settles[:1]
 	table = f.table()
