@@ -155,7 +155,12 @@ func (p *pullJoin) run(cmd *cobra.Command, connect connector, conn connection, n
 		}
 	}
 	if renew {
-		fmt.Fprintf(out, "cluster %s is this cluster already: renewing its agent's token and manifests\n", name)
+		// Standard output is the manifests' alone with --export.
+		say := out
+		if p.export {
+			say = cmd.ErrOrStderr()
+		}
+		fmt.Fprintf(say, "cluster %s is this cluster already: renewing its agent's token and manifests\n", name)
 	}
 	token, err := membership.RegisterPull(ctx, h.client, name)
 	if err != nil {

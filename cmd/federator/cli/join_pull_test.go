@@ -200,6 +200,18 @@ func TestJoinPullExportPrintsTheAgentManifests(t *testing.T) {
 			if err := h.client.Get(context.Background(), client.ObjectKey{Name: "edge"}, cluster); err != nil || !membership.Pull(cluster) {
 				t.Errorf("on the hub, Cluster edge %v (%v); want it registered in Pull mode", cluster.Spec.SyncMode, err)
 			}
+
+			// Again: the token is renewed, and standard output is still the manifests alone.
+			again, stderr, err := runJoin(t, h, nil, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if objs, err := yamldocs.Decode([]byte(again)); err != nil || len(objs) != len(want) {
+				t.Errorf("join --export again prints %d objects (%v); want %d:\n%s", len(objs), err, len(want), again)
+			}
+			if !strings.Contains(stderr, "renewing its agent's token and manifests") {
+				t.Errorf("join --export again does not say on stderr that it renews the token:\n%s", stderr)
+			}
 		})
 	}
 }
