@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/federator-dev/federator/config/install"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -460,5 +461,30 @@ func TestUnjoinOfAPullClusterDeletesItsAgent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoinPullRefusedByTheClusterRegistersNothing: a user who may not
+// create the agent's ClusterRole in the cluster is told so before the hub
+// registers anything.
+func TestJoinPullRefusedByTheClusterRegistersNothing(t *testing.T) {
+	h, member := pullHub(t), pullMember(t)
+	member.client = interceptor.NewClient(member.client.(client.WithWatch), interceptor.Funcs{
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			if u, ok := obj.(interface{ GetKind() string }); ok && u.GetKind() == "ClusterRole" {
+				return apierrors.NewForbidden(rbacv1.Resource("clusterroles"), install.AgentName, errors.New("user edge-dev cannot create clusterroles"))
+			}
+			return c.Apply(ctx, obj, opts...)
+		}})
+	_, _, err := runJoin(t, h, member, "join", "edge", "--mode", "pull", "--kubeconfig", memberKubeconfig(t, member.host, false),
+		"--timeout=1s")
+	for _, want := range []string{"join on the cluster edge https://edge.example:6443: ClusterRole federator-agent", "cannot create clusterroles",
+		"join --mode pull needs a cluster administrator", "nothing was changed, on the hub nor in edge"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("join refused by the cluster: %v; want it to say %q", err, want)
+		}
+	}
+	if err := h.client.Get(context.Background(), client.ObjectKey{Name: "edge"}, &clusterv1alpha1.Cluster{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the hub registered edge before the cluster took the manifests: %v", err)
 	}
 }
