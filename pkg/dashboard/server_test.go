@@ -105,8 +105,10 @@ func fleet() []client.Object {
 	tomb := countdown.Tombstone{Cluster: "member2", APIVersion: "v1", Kind: "ConfigMap", Namespace: "demo", Name: "old-config",
 		StartedAt: now.Add(-time.Minute), Delay: "1h", Due: now.Add(59 * time.Minute),
 		Binding: countdown.Ref{Kind: "ResourceBinding", Namespace: "demo", Name: "old-config-configmap"}}
+	pull := readyCluster("member2")
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
 	return []client.Object{
-		readyCluster("member1"), readyCluster("member2"),
+		readyCluster("member1"), pull,
 		webBinding("demo", "web", 1, "member1", "member2"),
 		applied(deploymentWork("member1", "demo", "web", "nginx:1.27"), 2),
 		runs(held(deploymentWork("member2", "demo", "web", "nginx:1.27"), workkeys.ReasonRolloutStage, holdMessage), "nginx:1.25"),
@@ -177,7 +179,9 @@ func TestPageShowsEveryView(t *testing.T) {
 		// deletions
 		"ConfigMap demo/old-config", "2026-05-04T12:59:00Z", "ResourceBinding demo/old-config-configmap",
 		// clusters
-		"member1", `>Ready</span>`, "v1.31.0", "1 kinds")
+		"member1", `>Ready</span>`, "v1.31.0", "1 kinds",
+		// each cluster's mode, as get clusters shows it: member2 is served by its agent
+		`<td>member1</td><td class="mode">Push</td>`, `<td>member2</td><td class="mode">Pull</td>`)
 	if strings.Contains(page, "<script>") {
 		t.Error("the page has an inline script; the Content-Security-Policy allows only /static")
 	}

@@ -204,7 +204,9 @@ func (s *snapshot) removing() []removingView {
 
 // clusterView is a Cluster's health and what it serves.
 type clusterView struct {
-	Name, Version   string
+	Name, Version string
+	// Mode is Push (the hub writes to it) or Pull (its agent does).
+	Mode            string
 	Ready           string
 	Reason, Message string
 	Since           *metav1.Time
@@ -218,7 +220,10 @@ func (s *snapshot) clusterViews() []clusterView {
 	var out []clusterView
 	for _, c := range s.clusters {
 		v := clusterView{Name: c.Name, Version: c.Status.KubernetesVersion, Ready: "Unknown", Registered: true,
-			Labels: labels.Set(c.Labels).String()}
+			Labels: labels.Set(c.Labels).String(), Mode: string(clusterv1alpha1.Push)}
+		if c.Spec.SyncMode == clusterv1alpha1.Pull {
+			v.Mode = string(clusterv1alpha1.Pull)
+		}
 		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
 			v.Ready, v.Reason, v.Message, v.Since = string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime.DeepCopy()
 		}

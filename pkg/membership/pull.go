@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -171,4 +172,23 @@ func RegisterPull(ctx context.Context, hub client.Client, cluster string) (strin
 func AgentConfig(hub *rest.Config, token string) *rest.Config {
 	return &rest.Config{Host: hub.Host, BearerToken: token,
 		TLSClientConfig: rest.TLSClientConfig{CAData: hub.CAData, CAFile: hub.CAFile, ServerName: hub.ServerName, Insecure: hub.Insecure}}
+}
+
+// PullObjects are what RegisterPull creates on the hub for cluster's
+// agent besides the namespaces: its ServiceAccount, roles and bindings.
+// They are owned by the Cluster, so a hub's garbage collector deletes
+// them with it; a hub that runs none (a bare API server) needs them
+// deleted by whoever deletes the Cluster.
+func PullObjects(cluster string) []client.Object {
+	name := AgentName(cluster)
+	out := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ClusterNamespace, Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
+	}
+	for _, ns := range []string{names.GenerateExecutionSpaceName(cluster), ClusterNamespace} {
+		out = append(out, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	}
+	return out
 }

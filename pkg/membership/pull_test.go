@@ -3,12 +3,19 @@ package membership
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
@@ -54,5 +61,39 @@ func TestRegisterPullRefusesAPushCluster(t *testing.T) {
 	sas := &corev1.ServiceAccountList{}
 	if err := hub.List(context.Background(), sas); err != nil || len(sas.Items) != 0 {
 		t.Errorf("ServiceAccounts after the refusal: %v, %v; want none", sas.Items, err)
+	}
+}
+
+// TestPullObjectsAreWhatRegisterPullMakes: unjoin deletes PullObjects on a
+// hub without a garbage collector; each one RegisterPull owns by the
+// Cluster must be among them.
+func TestPullObjectsAreWhatRegisterPullMakes(t *testing.T) {
+	ctx := context.Background()
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).Build()
+	if _, err := RegisterPull(ctx, hub, "edge1"); err != nil {
+		t.Fatal(err)
+	}
+	owned := map[string]bool{}
+	for _, list := range []client.ObjectList{&corev1.ServiceAccountList{}, &rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{},
+		&rbacv1.RoleList{}, &rbacv1.RoleBindingList{}} {
+		if err := hub.List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			if len(obj.GetOwnerReferences()) > 0 {
+				owned[fmt.Sprintf("%T %s/%s", obj, obj.GetNamespace(), obj.GetName())] = true
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := map[string]bool{}
+	for _, obj := range PullObjects("edge1") {
+		listed[fmt.Sprintf("%T %s/%s", obj, obj.GetNamespace(), obj.GetName())] = true
+	}
+	if len(owned) == 0 || !maps.Equal(owned, listed) {
+		t.Errorf("RegisterPull owns %v; PullObjects lists %v", slices.Sorted(maps.Keys(owned)), slices.Sorted(maps.Keys(listed)))
 	}
 }

@@ -32,7 +32,7 @@ func InstallCommands(defaultImage string) []*cobra.Command {
 }
 
 func installCommands(c connector, defaultImage string, m members) []*cobra.Command {
-	return []*cobra.Command{newInstallCommand(c, defaultImage), newUninstallCommand(c), newJoinCommand(c, m), newUnjoinCommand(c)}
+	return []*cobra.Command{newInstallCommand(c, defaultImage), newUninstallCommand(c), newJoinCommand(c, m, defaultImage), newUnjoinCommand(c)}
 }
 
 func newInstallCommand(connect connector, defaultImage string) *cobra.Command {
@@ -124,8 +124,14 @@ func describe(o *unstructured.Unstructured) string {
 }
 
 func forbiddenAdvice(err error) string {
+	return forbiddenAdviceFor("install", "creates CRDs, ClusterRoles and their bindings", err)
+}
+
+// forbiddenAdviceFor says, when err is a refusal, that command needs a
+// cluster administrator, as it does what it does.
+func forbiddenAdviceFor(command, does string, err error) string {
 	if apierrors.IsForbidden(err) {
-		return " (install needs a cluster administrator: it creates CRDs, ClusterRoles and their bindings)"
+		return fmt.Sprintf(" (%s needs a cluster administrator: it %s)", command, does)
 	}
 	return ""
 }
@@ -253,16 +259,21 @@ with --host-kubeconfig, pass it again: the Deployment, its Service and Secret
 // order, so a Deployment goes before the rights it runs with, except what
 // uninstall keeps.
 func deleteInstalled(ctx context.Context, out io.Writer, c *hub, where string, objs []*unstructured.Unstructured, crds bool) error {
+	return deleteAll(ctx, out, c, where, "uninstall", forbiddenAdvice, slices.DeleteFunc(slices.Clone(objs),
+		func(o *unstructured.Unstructured) bool { return uninstallKeeps(o, crds) }))
+}
+
+// deleteAll deletes objs from c (named where in messages) in reverse
+// order, saying which it deleted and which were not there; command and
+// advice say, in an error, what was doing it and what to do.
+func deleteAll(ctx context.Context, out io.Writer, c *hub, where, command string, advice func(error) string, objs []*unstructured.Unstructured) error {
 	for _, o := range slices.Backward(objs) {
-		if uninstallKeeps(o, crds) {
-			continue
-		}
 		err := c.client.Delete(ctx, o, client.PropagationPolicy("Background"))
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			fmt.Fprintf(out, "%s not found%s\n", describe(o), onCluster(where))
 		case err != nil:
-			return fmt.Errorf("uninstall from the %s %s: %s: %w%s", where, c.host, describe(o), err, forbiddenAdvice(err))
+			return fmt.Errorf("%s from the %s %s: %s: %w%s", command, where, c.host, describe(o), err, advice(err))
 		default:
 			fmt.Fprintf(out, "%s deleted%s\n", describe(o), onCluster(where))
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -104,12 +105,26 @@ func withSecret(objs []*unstructured.Unstructured, secret *unstructured.Unstruct
 // applyAll applies objs to the cluster c (named where in messages) with
 // server-side apply, forcing ownership of install's fields.
 func applyAll(ctx context.Context, out io.Writer, c *hub, where string, objs []*unstructured.Unstructured) error {
+	return applyAs(ctx, out, c, where, InstallFieldManager, forbiddenAdvice, objs, false)
+}
+
+// applyAs applies objs as applyAll does, as field manager manager; advice
+// says what to do when refused. With dryRun the API server checks each
+// write and stores nothing, and nothing is printed.
+func applyAs(ctx context.Context, out io.Writer, c *hub, where, manager string, advice func(error) string,
+	objs []*unstructured.Unstructured, dryRun bool) error {
+	command := strings.TrimPrefix(manager, "federator-")
+	opts := []client.ApplyOption{client.FieldOwner(manager), client.ForceOwnership}
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
 	for _, o := range objs {
-		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()),
-			client.FieldOwner(InstallFieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("install on the %s %s: %s: %w%s", where, c.host, describe(o), err, forbiddenAdvice(err))
+		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), opts...); err != nil {
+			return fmt.Errorf("%s on the %s %s: %s: %w%s", command, where, c.host, describe(o), err, advice(err))
 		}
-		fmt.Fprintf(out, "%s applied%s\n", describe(o), onCluster(where))
+		if !dryRun {
+			fmt.Fprintf(out, "%s applied%s\n", describe(o), onCluster(where))
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/federator-dev/federator/config/install"
 	"github.com/federator-dev/federator/pkg/membership"
 )
 
@@ -52,23 +53,47 @@ func realMembers() members {
 	}
 }
 
-func newJoinCommand(connect connector, m members) *cobra.Command {
+func newJoinCommand(connect connector, m members, defaultImage string) *cobra.Command {
 	var conn connection
-	var kubeconfig, kubeContext string
+	var kubeContext string
 	var waitReady bool
 	var timeout time.Duration
+	var pull pullJoin
 	cmd := &cobra.Command{
-		Use:   "join NAME --kubeconfig FILE [--context CTX]",
-		Short: "Register an existing cluster with the hub as a Karmada push-mode member, and wait until it is Ready",
-		Long: `Join registers the cluster FILE (and --context) reaches as member NAME, as
-karmadactl join does in push mode: in the cluster, namespace karmada-cluster gets
-ServiceAccounts karmada-NAME (cluster admin, as karmadactl's) and
-karmada-impersonator; on the hub, namespace karmada-cluster gets Secret NAME
-(their token from the TokenRequest API, and the cluster's CA bundle) and the
-cluster.karmada.io Cluster NAME points at it. The hub's controller must reach the
-cluster at the server address FILE names. It refuses a NAME already taken by
-another cluster, a cluster already joined under another name, and a cluster it
-cannot reach. Joining the same cluster again renews its credentials.
+		Use:   "join NAME --kubeconfig FILE [--context CTX] [--mode push|pull] [--export]",
+		Short: "Register an existing cluster with the hub as a Karmada member, push (the default) or pull (an agent in it), and wait until it is Ready",
+		Long: `Join registers the cluster FILE (and --context) reaches as member NAME.
+
+--mode push (the default), as karmadactl join does: in the cluster, namespace
+karmada-cluster gets ServiceAccounts karmada-NAME (cluster admin, as
+karmadactl's) and karmada-impersonator; on the hub, namespace karmada-cluster
+gets Secret NAME (their token from the TokenRequest API, and the cluster's CA
+bundle) and the cluster.karmada.io Cluster NAME points at it. The hub's
+controller must reach the cluster at the server address FILE names. It refuses
+a NAME already taken by another cluster, a cluster already joined under another
+name, and a cluster it cannot reach. Joining the same cluster again renews its
+credentials.
+
+--mode pull, as karmadactl register does, for a cluster the hub cannot reach:
+the hub gets the Cluster NAME in Pull mode (spec.syncMode: Pull) and a
+ServiceAccount ` + membership.ClusterNamespace + `/` + membership.AgentName("NAME") + ` with rights over that
+cluster alone (docs/pull-mode.md). The cluster gets, with server-side apply
+(field manager ` + JoinFieldManager + `), the agent's manifests: namespace ` + install.Namespace + `;
+ServiceAccount, ClusterRole and ClusterRoleBinding ` + install.AgentName + `, with every right
+in the cluster, as karmada-agent's (the agent applies whatever its Works hold);
+Secret ` + install.AgentHubKubeconfigSecret + `, a kubeconfig of the hub (the hub kubeconfig's server,
+or --hub-api-endpoint where the cluster reaches the hub by another address; its
+CA; a token of that ServiceAccount, valid up to a year); and Deployment
+` + install.AgentName + ` running ` + "`federator agent`" + ` (--image, 2 replicas taking turns, probes on
+port ` + fmt.Sprint(install.AgentProbePort) + `, metrics on ` + fmt.Sprint(install.AgentMetricsPort) + `). The cluster is checked first (a server-side dry
+run), so what it refuses is refused before anything is written. The agent
+reports the Cluster Ready. Joining again renews the token and the manifests;
+federator unjoin NAME --cluster-kubeconfig FILE deletes them.
+
+--export (with --mode pull) prints the agent's manifests as YAML, for
+kubectl apply -f - or a GitOps repository, instead of writing them into the
+cluster, and needs no --kubeconfig. It still registers NAME on the hub: the
+token in the Secret comes from there. It does not wait.
 
 The hub is --hub-kubeconfig, else --fleet, else $KUBECONFIG, as for the other
 commands.`,
@@ -78,6 +103,14 @@ commands.`,
 			if err := membership.ValidName(name); err != nil {
 				return err
 			}
+			pullMode, err := pull.check(name)
+			if err != nil {
+				return err
+			}
+			if pullMode {
+				return pull.run(cmd, connect, conn, name, kubeContext, waitReady, timeout)
+			}
+			kubeconfig := pull.kubeconfig
 			if kubeconfig == "" {
 				return fmt.Errorf("join %s: --kubeconfig names the kubeconfig file of the cluster to join (the hub's is --hub-kubeconfig)", name)
 			}
@@ -97,7 +130,7 @@ commands.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			renew, err := checkNameFree(ctx, h, name, id, cfg.Host)
+			renew, err := checkNameFree(ctx, h, name, id, cfg.Host, false)
 			if err != nil {
 				return err
 			}
@@ -112,11 +145,11 @@ commands.`,
 			if !waitReady {
 				return nil
 			}
-			return waitClusterReady(ctx, h, out, name, timeout)
+			return waitClusterReady(ctx, h, out, name, timeout, false)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig `FILE` of the cluster to join (required)")
+	f.StringVar(&pull.kubeconfig, "kubeconfig", "", "kubeconfig `FILE` of the cluster to join (required, but with --export)")
 	f.StringVar(&kubeContext, "context", "", "context of --kubeconfig to use (default: its current context)")
 	f.StringVar(&conn.kubeconfig, "hub-kubeconfig", "", "the hub's kubeconfig (default: --fleet's if given, else $KUBECONFIG, else .fleet/hub.kubeconfig if it exists, else ~/.kube/config)")
 	f.StringVar(&conn.fleet, "fleet", defaultFleet, "a fleet `DIR` written by federator up --dir: use DIR/hub.kubeconfig as the hub's")
@@ -124,6 +157,7 @@ commands.`,
 	conn.flags, conn.kubeconfigFlag = f, "hub-kubeconfig"
 	f.BoolVar(&waitReady, "wait", true, "wait until the hub reports the Cluster Ready")
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the Cluster to be Ready")
+	pull.addFlags(f, defaultImage)
 	return cmd
 }
 
@@ -154,7 +188,9 @@ func memberConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) 
 // checkNameFree refuses name when another cluster holds it, and the
 // cluster id when it is joined under another name. renew is true when name
 // is this very cluster already.
-func checkNameFree(ctx context.Context, h *hub, name, id, endpoint string) (renew bool, err error) {
+// In Pull mode a Cluster NAME without an id is NAME too: registered, and
+// no agent has reported its cluster's id yet.
+func checkNameFree(ctx context.Context, h *hub, name, id, endpoint string, pull bool) (renew bool, err error) {
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := h.client.List(ctx, clusters); meta.IsNoMatchError(err) {
 		return false, fmt.Errorf("the hub %s does not serve clusters.cluster.karmada.io: install federator there first (federator install)", h.host)
@@ -163,7 +199,7 @@ func checkNameFree(ctx context.Context, h *hub, name, id, endpoint string) (rene
 	}
 	for _, c := range clusters.Items {
 		switch {
-		case c.Name == name && c.Spec.ID == id:
+		case c.Name == name && (c.Spec.ID == id || pull && c.Spec.ID == ""):
 			renew = true
 		case c.Name == name:
 			return false, fmt.Errorf("the name %s is taken: Cluster %s is another cluster (%s, id %s; this one is %s, id %s). "+
@@ -177,10 +213,15 @@ func checkNameFree(ctx context.Context, h *hub, name, id, endpoint string) (rene
 	return renew, nil
 }
 
-// waitClusterReady waits until the hub's clusterStatus controller reports
-// the Cluster Ready, and says what it saw when it gives up.
-func waitClusterReady(ctx context.Context, h *hub, out io.Writer, name string, timeout time.Duration) error {
-	fmt.Fprintf(out, "waiting up to %s for Cluster %s to be Ready (federator's controller on the hub probes it)...\n", timeout, name)
+// waitClusterReady waits until the Cluster is Ready, as the hub's
+// clusterStatus controller reports it (or, pull, the cluster's agent), and
+// says what it saw when it gives up.
+func waitClusterReady(ctx context.Context, h *hub, out io.Writer, name string, timeout time.Duration, pull bool) error {
+	reporter := "federator's controller on the hub probes it"
+	if pull {
+		reporter = "its agent, Deployment " + install.Namespace + "/" + install.AgentName + " in " + name + ", reports it"
+	}
+	fmt.Fprintf(out, "waiting up to %s for Cluster %s to be Ready (%s)...\n", timeout, name, reporter)
 	cluster := &clusterv1alpha1.Cluster{}
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -195,6 +236,16 @@ func waitClusterReady(ctx context.Context, h *hub, out io.Writer, name string, t
 		return fmt.Errorf("the Cluster %s is not Ready after %s: %w", name, timeout, lastErr)
 	}
 	ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if pull {
+		why := "no agent has reported it yet"
+		if ready != nil {
+			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
+		}
+		return fmt.Errorf("the Cluster %s is joined in Pull mode but not Ready after %s: %s. Its agent reports it: see "+
+			"`kubectl -n %s get deployment,pods` and `kubectl -n %s logs deployment/%s` in %s; its pods must pull the image and reach the hub "+
+			"at the server of Secret %s/%s there (join again with --hub-api-endpoint when they reach it by another address)",
+			name, timeout, why, install.Namespace, install.Namespace, install.AgentName, name, install.Namespace, install.AgentHubKubeconfigSecret)
+	}
 	if ready == nil {
 		return fmt.Errorf("the Cluster %s is joined but has no Ready condition after %s: is federator's controller running against this hub "+
 			"(federator install, or federator controller)? Its clusterStatus controller sets it", name, timeout)

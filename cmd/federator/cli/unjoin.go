@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
+	"github.com/federator-dev/federator/config/install"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/membership"
 )
@@ -33,14 +35,16 @@ func newUnjoinCommand(connect connector) *cobra.Command {
 	var hubKubeconfig string
 	var waitGone bool
 	var timeout time.Duration
+	var agentIn connection
 	cmd := &cobra.Command{
-		Use:   "unjoin NAME [--wait=false] [--timeout 2m]",
+		Use:   "unjoin NAME [--wait=false] [--timeout 2m] [--cluster-kubeconfig FILE]",
 		Short: "Remove member NAME from the hub as Karmada does: the objects placed there are deleted, then its Cluster and credentials go",
 		Long: `Unjoin deletes the Cluster NAME, as karmadactl unjoin does, and says first what
 that does. Federator's controller on the hub (its Cluster carries the finalizer
 ` + clusterkeys.ControllerFinalizer + `) then deletes every Work in namespace
 karmada-es-NAME, and with each Work the objects it placed in NAME, as Karmada
-does: at once, even those a suspension or a gate holds. Some stay in NAME,
+does: at once, even those a suspension or a gate holds (in a Pull cluster its
+agent deletes them, while it reports the cluster Ready). Some stay in NAME,
 no longer managed:
   - objects whose policy preserves them (preserveResourcesOnDeletion);
   - objects with a deletion delay (federator.dev/deletion-delay): the countdown
@@ -54,9 +58,18 @@ The controller keeps reaching NAME until then, and removes the finalizer once
 karmada-es-NAME holds no Work and no binding targets NAME (namespace
 karmada-es-NAME itself stays, for a later join). Unjoin waits until the Cluster is
 gone (--timeout; --wait=false returns at once), then deletes its credential
-Secrets in karmada-cluster on the hub. Objects that were kept are taken back
+Secrets in karmada-cluster on the hub, and a Pull cluster's agent ServiceAccount
+and roles there (` + membership.AgentName("NAME") + `). Objects that were kept are taken back
 if NAME joins again. In the cluster itself, namespace karmada-cluster (the
-ServiceAccounts join created) stays.`,
+ServiceAccounts join created) stays.
+
+A Pull cluster's agent (federator join NAME --mode pull) runs in the cluster
+until the Cluster is gone. With --cluster-kubeconfig, the cluster's kubeconfig
+(karmadactl unjoin's flag), unjoin then deletes it there: Deployment, Secret
+` + install.AgentHubKubeconfigSecret + `, ServiceAccount, ClusterRole, ClusterRoleBinding and the Lease of
+its leader election; namespace ` + install.Namespace + ` stays, as it may hold other
+things (federator's own controller). Without it, unjoin says what stays there
+and how to delete it.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -65,6 +78,13 @@ ServiceAccounts join created) stays.`,
 					return fmt.Errorf("--kubeconfig and --hub-kubeconfig both name the hub: pass one of them")
 				}
 				conn.kubeconfig, conn.kubeconfigFlag = hubKubeconfig, "hub-kubeconfig"
+			}
+			if agentIn.kubeconfig == "" && agentIn.context != "" {
+				return fmt.Errorf("--cluster-context names a context of --cluster-kubeconfig: pass --cluster-kubeconfig too")
+			}
+			if agentIn.kubeconfig != "" && !waitGone {
+				return fmt.Errorf("--cluster-kubeconfig deletes the agent of %s once its Cluster is gone (until then the agent deletes what "+
+					"its Works placed there), which --wait=false does not wait for: drop one of them", name)
 			}
 			h, err := connect(conn)
 			if err != nil {
@@ -77,6 +97,13 @@ ServiceAccounts join created) stays.`,
 				return fmt.Errorf("no cluster %s is joined to the hub %s%s", name, h.host, knownClusters(ctx, h))
 			} else if err != nil {
 				return fmt.Errorf("reading Cluster %s on the hub %s: %w", name, h.host, err)
+			}
+			pull := membership.Pull(cluster)
+			var member *hub
+			if agentIn.kubeconfig != "" {
+				if member, err = agentMember(ctx, connect, agentIn, cluster); err != nil {
+					return err
+				}
 			}
 			works, err := clusterWorks(ctx, h, name)
 			if err != nil {
@@ -93,10 +120,17 @@ ServiceAccounts join created) stays.`,
 			}
 			secrets := credentialSecrets(cluster)
 			if !waitGone {
-				fmt.Fprintf(out, "not waiting (--wait=false): the Cluster goes once the hub has let go of %s; its credentials stay until then, "+
-					"as the controller reaches %s with them (owned by the Cluster, they go with it where the hub runs a garbage collector; "+
-					"else delete them once it is gone: kubectl -n %s delete secret %s)\n",
-					name, name, membership.ClusterNamespace, strings.Join(secretNames(secrets), " "))
+				fmt.Fprintf(out, "not waiting (--wait=false): the Cluster goes once the hub has let go of %s", name)
+				if len(secrets) > 0 {
+					fmt.Fprintf(out, "; its credentials stay until then, as the controller reaches %s with them (owned by the Cluster, they go with it "+
+						"where the hub runs a garbage collector; else delete them once it is gone: kubectl -n %s delete secret %s)",
+						name, membership.ClusterNamespace, strings.Join(secretNames(secrets), " "))
+				}
+				if pull {
+					fmt.Fprintf(out, "; its agent's ServiceAccount and roles on the hub (%s) are owned by it too, and its agent in %s "+
+						"runs until you delete it there: %s", membership.AgentName(name), name, agentDeleteCommands(name))
+				}
+				fmt.Fprintln(out)
 				return nil
 			}
 			if err := waitClusterGone(ctx, h, out, name, timeout); err != nil {
@@ -104,18 +138,42 @@ ServiceAccounts join created) stays.`,
 			}
 			// Owned by the Cluster, so a garbage collector would delete them
 			// too; a hub may run none (a bare API server).
+			var owned []client.Object
 			for _, secret := range secrets {
-				switch err := h.client.Delete(ctx, secret); {
+				owned = append(owned, secret)
+			}
+			if pull {
+				owned = append(owned, membership.PullObjects(name)...)
+			}
+			for _, o := range owned {
+				what := fmt.Sprintf("%s %s", kindOf(h, o), path.Join(o.GetNamespace(), o.GetName()))
+				switch err := h.client.Delete(ctx, o); {
 				case apierrors.IsNotFound(err):
 				case err != nil:
-					return fmt.Errorf("deleting Secret %s/%s (credentials of %s) on the hub: %w", secret.Namespace, secret.Name, name, err)
+					return fmt.Errorf("deleting %s (of %s) on the hub: %w", what, name, err)
 				default:
-					fmt.Fprintf(out, "Secret %s/%s deleted\n", secret.Namespace, secret.Name)
+					fmt.Fprintf(out, "%s deleted\n", what)
 				}
 			}
-			fmt.Fprintf(out, "in the cluster itself, namespace %s (the ServiceAccounts join created, ClusterRole %s) stays: "+
-				"delete them with the cluster's own kubeconfig once no hub uses them\n",
-				membership.ClusterNamespace, names.GenerateRoleName(names.GenerateServiceAccountName(name)))
+			switch {
+			case member != nil:
+				objs, err := agentInMember(name)
+				if err != nil {
+					return err
+				}
+				if err := deleteAll(ctx, out, member, "cluster "+name, "unjoin", unjoinAdvice, objs); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "in %s, namespace %s stays (it may hold other things: federator's own controller): "+
+					"delete it there if nothing else lives in it\n", name, install.Namespace)
+			case pull:
+				fmt.Fprintf(out, "in the cluster itself, the agent stays, its token void: %s; delete it there: %s "+
+					"(federator unjoin --cluster-kubeconfig does this)\n", agentObjectList(name), agentDeleteCommands(name))
+			default:
+				fmt.Fprintf(out, "in the cluster itself, namespace %s (the ServiceAccounts join created, ClusterRole %s) stays: "+
+					"delete them with the cluster's own kubeconfig once no hub uses them\n",
+					membership.ClusterNamespace, names.GenerateRoleName(names.GenerateServiceAccountName(name)))
+			}
 			return nil
 		},
 	}
@@ -125,6 +183,9 @@ ServiceAccounts join created) stays.`,
 	f.StringVar(&hubKubeconfig, "hub-kubeconfig", "", "the hub's kubeconfig, as join names it (same as --kubeconfig here)")
 	f.BoolVar(&waitGone, "wait", true, "wait until the Cluster is gone, then delete its credential Secrets")
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the Cluster to go")
+	f.StringVar(&agentIn.kubeconfig, "cluster-kubeconfig", "", "kubeconfig `FILE` of a Pull cluster: delete its agent there once the Cluster is gone")
+	f.StringVar(&agentIn.context, "cluster-context", "", "context of --cluster-kubeconfig to use (default: its current context)")
+	agentIn.kubeconfigFlag = "cluster-kubeconfig"
 	return cmd
 }
 
