@@ -13,23 +13,12 @@ import (
 	"github.com/federator-dev/federator/pkg/membership"
 )
 
-// PushModeError is an agent started for a cluster the hub dispatches to
-// itself: two writers would serve one member.
-type PushModeError struct{ Cluster string }
-
-func (e *PushModeError) Error() string {
-	return fmt.Sprintf("cluster %s is registered in Push mode (spec.syncMode: Push): the hub dispatches to it, and an agent "+
-		"would be a second writer. Unregister it first (federator unjoin %s), or change its spec.syncMode to Pull "+
-		"(kubectl patch cluster %s --type merge -p '{\"spec\":{\"syncMode\":\"Pull\"}}'), then start the agent again",
-		e.Cluster, e.Cluster, e.Cluster)
-}
-
 // Register registers the cluster with the hub in Pull mode, as Karmada's
 // karmada-agent does: a Cluster named name with spec.syncMode Pull, the
 // endpoint it is known by and its ID (the member's kube-system UID), created
 // if missing, updated in place if it is already a Pull cluster. A Cluster
-// of that name in Push mode is refused (PushModeError), and nothing is
-// changed.
+// of that name in Push mode is refused (membership.ModeError), and nothing
+// is changed.
 func Register(ctx context.Context, hub client.Client, member client.Reader, name, endpoint string) error {
 	kubeSystem := &corev1.Namespace{}
 	if err := member.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem); err != nil {
@@ -48,7 +37,7 @@ func Register(ctx context.Context, hub client.Client, member client.Reader, name
 	case err != nil:
 		return fmt.Errorf("cluster %s: reading its Cluster on the hub: %w", name, err)
 	case !membership.Pull(cluster):
-		return &PushModeError{Cluster: name}
+		return &membership.ModeError{Cluster: name, Registered: clusterv1alpha1.Push}
 	case !cluster.DeletionTimestamp.IsZero():
 		return fmt.Errorf("cluster %s is being deleted from the hub (unjoined): start the agent again once it is gone", name)
 	}

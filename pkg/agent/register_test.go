@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 func TestRegister(t *testing.T) {
@@ -51,8 +52,8 @@ func TestRegister(t *testing.T) {
 				t.Fatalf("Register: %v", err)
 			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
 				t.Fatalf("Register: %v; want an error saying %q", err, c.wantErr)
-			case c.wantErr != "" && !errors.As(err, new(*PushModeError)):
-				t.Fatalf("Register: %T; want a PushModeError", err)
+			case c.wantErr != "" && !errors.As(err, new(*membership.ModeError)):
+				t.Fatalf("Register: %T; want a membership.ModeError", err)
 			}
 			got := &clusterv1alpha1.Cluster{}
 			if err := hub.Get(context.Background(), client.ObjectKey{Name: "edge1"}, got); err != nil {

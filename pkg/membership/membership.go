@@ -95,6 +95,13 @@ func Register(ctx context.Context, hub client.Client, name string, config *rest.
 	if !hub.Scheme().Recognizes(clusterGVK) {
 		return fmt.Errorf("membership: registering %s: the hub client's scheme lacks %s: add clusterv1alpha1.Install to it", member.Name, clusterGVK)
 	}
+	// A Pull cluster is refused before anything is written in the member.
+	registered := &clusterv1alpha1.Cluster{}
+	if err := hub.Get(ctx, client.ObjectKey{Name: name}, registered); err == nil && Pull(registered) {
+		return &ModeError{Cluster: name, Registered: clusterv1alpha1.Pull}
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("membership: registering %s: reading its Cluster on the hub: %w", name, err)
+	}
 	creds, err := memberCredentials(ctx, member)
 	if err != nil {
 		return err
@@ -209,8 +216,7 @@ func registerInHub(ctx context.Context, hub client.Client, member *member, creds
 	} else if err != nil {
 		return err
 	} else if Pull(owner) {
-		return fmt.Errorf("cluster %s is registered in Pull mode (spec.syncMode: Pull): its agent serves it, and the hub would be a "+
-			"second writer; unjoin it first (federator unjoin %s) to register it in Push mode", member.Name, member.Name)
+		return &ModeError{Cluster: member.Name, Registered: clusterv1alpha1.Pull}
 	}
 	upsertSecrets := func(owner *clusterv1alpha1.Cluster) error {
 		for _, s := range []*corev1.Secret{secret, impersonatorSecret} {

@@ -101,8 +101,7 @@ func RegisterPull(ctx context.Context, hub client.Client, cluster string) (strin
 	case err != nil:
 		return "", wrap(err)
 	case !Pull(owner):
-		return "", fmt.Errorf("cluster %s is registered in Push mode (spec.syncMode: Push): the hub dispatches to it; "+
-			"unjoin it first (federator unjoin %s) to register it in Pull mode", cluster, cluster)
+		return "", &ModeError{Cluster: cluster, Registered: clusterv1alpha1.Push}
 	}
 	owned := func(o client.Object) error {
 		labels := o.GetLabels()

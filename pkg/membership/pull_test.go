@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -95,5 +96,20 @@ func TestPullObjectsAreWhatRegisterPullMakes(t *testing.T) {
 	}
 	if len(owned) == 0 || !maps.Equal(owned, listed) {
 		t.Errorf("RegisterPull owns %v; PullObjects lists %v", slices.Sorted(maps.Keys(owned)), slices.Sorted(maps.Keys(listed)))
+	}
+}
+
+// TestRegisterRefusesAPullClusterBeforeTheMember: registering in Push mode a
+// name an agent serves is refused with the one wording of that refusal, and
+// before the member is reached (this one cannot be: nothing listens there).
+func TestRegisterRefusesAPullClusterBeforeTheMember(t *testing.T) {
+	hub := fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithObjects(&clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "edge1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}).Build()
+	err := Register(context.Background(), hub, "edge1", &rest.Config{Host: "https://127.0.0.1:1"})
+	var mode *ModeError
+	if !errors.As(err, &mode) || mode.Registered != clusterv1alpha1.Pull ||
+		!strings.Contains(err.Error(), "cluster edge1 is registered in Pull mode (spec.syncMode: Pull)") ||
+		!strings.Contains(err.Error(), "federator unjoin edge1") {
+		t.Fatalf("Register of a Pull cluster's name = %v; want a ModeError naming it and how to unregister it", err)
 	}
 }
