@@ -65,6 +65,11 @@ func newAgentCommand() *cobra.Command {
 		"take turns with the other agents of this cluster by a Lease in the member, so that one writes at a time")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", o.LeaderElectionNamespace,
 		"namespace, in the member, of the Lease the agents of this cluster take turns by (created if missing)")
+	f.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration,
+		"how long a standby agent waits after the leader's last renewal before taking the Lease")
+	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline,
+		"how long the leading agent keeps trying to renew before it stops leading (and exits)")
+	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "how often agents try to take or renew the Lease")
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "",
 		`address serving Prometheus metrics ("0" disables; default ":8080" in a cluster, "0" with --kubeconfig)`)
 	f.StringVar(&o.HealthProbeAddr, "health-probe-bind-address", "",

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/pkg/membership"
@@ -18,8 +19,15 @@ import (
 // endpoint it is known by and its ID (the member's kube-system UID), created
 // if missing, updated in place if it is already a Pull cluster. A Cluster
 // of that name in Push mode is refused (membership.ModeError), and nothing
-// is changed.
+// is changed. A write that meets another's (a second agent of the cluster
+// starting beside it, the hub's controllers writing the Cluster) is made
+// again on the Cluster as it is then.
 func Register(ctx context.Context, hub client.Client, member client.Reader, name, endpoint string) error {
+	return retry.OnError(retry.DefaultBackoff, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) },
+		func() error { return register(ctx, hub, member, name, endpoint) })
+}
+
+func register(ctx context.Context, hub client.Client, member client.Reader, name, endpoint string) error {
 	kubeSystem := &corev1.Namespace{}
 	if err := member.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, kubeSystem); err != nil {
 		return fmt.Errorf("cluster %s: reading the member's %s namespace (its UID is the cluster ID): %w", name, metav1.NamespaceSystem, err)

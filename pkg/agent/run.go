@@ -58,6 +58,11 @@ type Options struct {
 	// --leader-elect-resource-namespace).
 	LeaderElect             bool
 	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the turns
+	// (--leader-elect-lease-duration, --leader-elect-renew-deadline,
+	// --leader-elect-retry-period): a standby takes the Lease a
+	// LeaseDuration after the leader's last renewal.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// MetricsAddr and HealthProbeAddr: "0" disables either.
 	MetricsAddr, HealthProbeAddr string
 	// Member limits the requests to the member.
@@ -68,6 +73,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{ClusterStatusUpdateFrequency: 10 * time.Second, ClusterLeaseDuration: clusterstatus.DefaultLeaseDuration,
 		ClusterLeaseRenewIntervalFraction: clusterstatus.DefaultLeaseRenewFraction, LeaderElect: true, LeaderElectionNamespace: "federator-system",
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		MetricsAddr: "0", HealthProbeAddr: "0", MemberClient: dispatch.ClientOptions{QPS: 200, Burst: 400}}
 }
 
@@ -132,6 +138,9 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionConfig:          o.Member,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.LeaseDuration,
+		RenewDeadline:                 &o.RenewDeadline,
+		RetryPeriod:                   &o.RetryPeriod,
 		// Only what is this cluster's: its execution namespace (Works,
 		// tombstones), its Cluster, and the Freezes every dispatcher checks.
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: hubCaches.NewInformer,
