@@ -77,10 +77,6 @@ func DefaultOptions() Options {
 		MetricsAddr: "0", HealthProbeAddr: "0", MemberClient: dispatch.ClientOptions{QPS: 200, Burst: 400}}
 }
 
-// LeaseName is the Lease, in the member, that agents of cluster take
-// turns by.
-func LeaseName(cluster string) string { return "federator-agent-" + cluster }
-
 // workKind and clusterKind are the hub caches every write rests on.
 var (
 	workKind    = workv1alpha1.SchemeGroupVersion.WithKind("Work").GroupKind()
@@ -134,7 +130,7 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthProbeAddr,
 		LeaderElection:                o.LeaderElect,
-		LeaderElectionID:              LeaseName(o.ClusterName),
+		LeaderElectionID:              membership.AgentName(o.ClusterName),
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionConfig:          o.Member,
 		LeaderElectionReleaseOnCancel: true,
@@ -160,7 +156,7 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	if o.LeaderElect {
 		if err := startup.EnsureNamespace(ctx, memberDirect, o.LeaderElectionNamespace); err != nil {
 			return fmt.Errorf("creating namespace %s in the member for the Lease %s (--leader-elect-resource-namespace): %w",
-				o.LeaderElectionNamespace, LeaseName(o.ClusterName), err)
+				o.LeaderElectionNamespace, membership.AgentName(o.ClusterName), err)
 		}
 	}
 	for _, obj := range []client.Object{&workv1alpha1.Work{}, &clusterv1alpha1.Cluster{}, &gatingv1alpha1.Freeze{}, &corev1.ConfigMap{}} {

@@ -39,8 +39,10 @@ func ValidName(name string) error {
 	return nil
 }
 
-// AgentName names, on the hub, the ServiceAccount (in ClusterNamespace)
-// of cluster's agent and the roles and bindings that give it its rights.
+// AgentName is the name of what is cluster's agent's own: on the hub its
+// ServiceAccount (in ClusterNamespace) and the roles and bindings that give
+// it its rights; in the member the Lease its replicas take turns by (in
+// --leader-elect-resource-namespace).
 func AgentName(cluster string) string { return "federator-agent-" + cluster }
 
 // agentRules are what a Pull cluster's agent may do cluster-wide: its own

@@ -28,7 +28,6 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	"github.com/federator-dev/federator/internal/works"
-	"github.com/federator-dev/federator/pkg/agent"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -295,7 +294,7 @@ func (p pullFleet) agent(hubKubeconfig string, args ...string) *gexec.Session {
 // turns by, in member2; "" while there is none.
 func (p pullFleet) agentLeaseHolder() string {
 	lease := &coordinationv1.Lease{}
-	if err := p.pull.Get(ctx, client.ObjectKey{Namespace: pullAgentLeaseNamespace, Name: agent.LeaseName(pullMember)}, lease); err != nil ||
+	if err := p.pull.Get(ctx, client.ObjectKey{Namespace: pullAgentLeaseNamespace, Name: membership.AgentName(pullMember)}, lease); err != nil ||
 		lease.Spec.HolderIdentity == nil {
 		return ""
 	}

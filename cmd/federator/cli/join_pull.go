@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/federator-dev/federator/config/install"
-	"github.com/federator-dev/federator/pkg/agent"
 	"github.com/federator-dev/federator/pkg/membership"
 )
 
@@ -253,7 +252,7 @@ func agentInMember(cluster string) ([]*unstructured.Unstructured, error) {
 	lease.SetAPIVersion("coordination.k8s.io/v1")
 	lease.SetKind("Lease")
 	lease.SetNamespace(install.Namespace)
-	lease.SetName(agent.LeaseName(cluster))
+	lease.SetName(membership.AgentName(cluster))
 	out := []*unstructured.Unstructured{lease}
 	for _, o := range objs {
 		if o.GetKind() != "Namespace" {
@@ -306,14 +305,14 @@ func agentMember(ctx context.Context, connect connector, agentIn connection, clu
 // agentObjectList names the agent's objects in its cluster.
 func agentObjectList(cluster string) string {
 	return fmt.Sprintf("Deployment, ServiceAccount %s/%s, Secret %s/%s, Lease %s/%s, ClusterRole and ClusterRoleBinding %s",
-		install.Namespace, install.AgentName, install.Namespace, install.AgentHubKubeconfigSecret, install.Namespace, agent.LeaseName(cluster),
+		install.Namespace, install.AgentName, install.Namespace, install.AgentHubKubeconfigSecret, install.Namespace, membership.AgentName(cluster),
 		install.AgentName)
 }
 
 // agentDeleteCommands delete the agent of cluster from it with kubectl.
 func agentDeleteCommands(cluster string) string {
 	return fmt.Sprintf("kubectl -n %s delete deployment/%s secret/%s serviceaccount/%s lease/%s; kubectl delete clusterrolebinding/%s clusterrole/%s",
-		install.Namespace, install.AgentName, install.AgentHubKubeconfigSecret, install.AgentName, agent.LeaseName(cluster),
+		install.Namespace, install.AgentName, install.AgentHubKubeconfigSecret, install.AgentName, membership.AgentName(cluster),
 		install.AgentName, install.AgentName)
 }
 
