@@ -19,6 +19,7 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -123,6 +124,21 @@ spec:
 				`{"metadata":{"annotations":{"suspended.propagation.federator.dev/member2":null}}}`)).To(Succeed())
 		})
 
+		By("a Freeze of the Pull member holds it, once the hub has written it into its Work")
+		// karmada-agent reads no Freeze: it is frozen by what the hub
+		// writes into its Works (federator's agent checks the Freezes
+		// itself before each write, pull_mode_test.go).
+		freeze := &gatingv1alpha1.Freeze{ObjectMeta: metav1.ObjectMeta{Name: "pull-incident"},
+			Spec: gatingv1alpha1.FreezeSpec{Clusters: []string{pull.Name}, Message: "incident 9"}}
+		Expect(hub.Create(ctx, freeze)).To(Succeed())
+		Eventually(func() string {
+			if w := workOn(hub, pull.Name, "pull", "web"); w != nil && w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching {
+				return w.Annotations[workkeys.HoldReasonAnnotation]
+			}
+			return ""
+		}).Should(Equal(gatingv1alpha1.ReasonFrozen), "the hub writes the Freeze into the Pull member's Work")
+		heldThenReleased("nginx:1.27.1", "a Freeze", func() { Expect(hub.Delete(ctx, freeze)).To(Succeed()) })
+
 		By("a closed Gate holds it")
 		Expect(yamldocs.Apply(ctx, hub, []byte(`
 apiVersion: gating.federator.dev/v1alpha1
@@ -136,7 +152,7 @@ spec: {default: closed}
 		Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
 			[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}`)))).To(Succeed())
 		Eventually(func() string { return workImageOn(hub, pull.Name, "pull", "web") }).Should(Equal("nginx:1.28"))
-		Expect(pullImageIn(pushClient)()).To(Equal("nginx:1.27"), "the gate holds every member")
+		Expect(pullImageIn(pushClient)()).To(Equal("nginx:1.27.1"), "the gate holds every member")
 		Expect(storedBefore(recorder, mark(recorder), framework.Image)).NotTo(ContainElement("nginx:1.28"),
 			"the Pull member stored nginx:1.28 while the gate was closed")
 		Expect(hub.Patch(ctx, &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "pull", Name: "approval"}},

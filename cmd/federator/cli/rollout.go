@@ -141,6 +141,9 @@ func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alp
 		ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 		BindingID: b.obj.GetLabels()[idLabel], WorkNamespace: work.Namespace, WorkName: work.Name,
 		ConflictResolution: b.spec.ConflictResolution,
+		// A Pull cluster's manifest carries the template generation it
+		// was made from (pkg/binding): so does the one it should be.
+		Pull: have.GetAnnotations()[workv1alpha2.ResourceTemplateGenerationAnnotationKey] != "",
 	}, override)
 	if err != nil {
 		return false
