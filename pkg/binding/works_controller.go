@@ -29,6 +29,7 @@ import (
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
+	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/metrics"
 	"github.com/federator-dev/federator/pkg/placement"
 )
@@ -371,7 +372,7 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 func pullClusters(clusters []clusterv1alpha1.Cluster) map[string]bool {
 	pull := map[string]bool{}
 	for i := range clusters {
-		if clusters[i].Spec.SyncMode == clusterv1alpha1.Pull {
+		if membership.Pull(&clusters[i]) {
 			pull[clusters[i].Name] = true
 		}
 	}

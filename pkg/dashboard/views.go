@@ -17,6 +17,7 @@ import (
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/gatestate"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 // The sections beside the grid: Gates, Rollouts, deletions and clusters,
@@ -221,7 +222,7 @@ func (s *snapshot) clusterViews() []clusterView {
 	for _, c := range s.clusters {
 		v := clusterView{Name: c.Name, Version: c.Status.KubernetesVersion, Ready: "Unknown", Registered: true,
 			Labels: labels.Set(c.Labels).String(), Mode: string(clusterv1alpha1.Push)}
-		if c.Spec.SyncMode == clusterv1alpha1.Pull {
+		if membership.Pull(&c) {
 			v.Mode = string(clusterv1alpha1.Pull)
 		}
 		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
