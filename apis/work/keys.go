@@ -118,7 +118,12 @@ const (
 	// DeletionTimestampAnnotation, on a member object, is when its deletion
 	// countdown started (RFC 3339): the hub would have deleted it then, and
 	// its deletion delay defers it. Removed when the object is placed on
-	// that cluster again before the delay ends (adopted).
+	// that cluster again before the delay ends (adopted). On a Pull
+	// cluster's Work, it is the same for the Work's object: the hub keeps
+	// the Work (held) instead of deleting it, because an agent may delete
+	// the object the moment its Work goes (karmada-agent does), and deletes
+	// it when the delay has passed; the binding controller removes it when
+	// it writes the Work again.
 	DeletionTimestampAnnotation = "federator.dev/deletion-timestamp"
 
 	// TombstoneLabel marks the ConfigMaps in an execution namespace

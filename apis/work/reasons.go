@@ -37,6 +37,11 @@ const (
 	// Rollout; the message names the Rollout, the stage and what it waits
 	// for.
 	ReasonRolloutStage = "RolloutStage"
+	// ReasonDeletionCountdown: the Work of an object no longer placed on a
+	// Pull cluster, kept by the hub until its deletion delay has passed
+	// (nothing more is applied; its object stays as it is); the message
+	// says when it is deleted and how to keep it.
+	ReasonDeletionCountdown = "DeletionCountdown"
 )
 
 // Reasons and messages of the Work Applied condition (Karmada's execution

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	policykeys "github.com/federator-dev/federator/apis/policy"
 )
 
@@ -102,4 +104,15 @@ func (d Delay) Message(max time.Duration) string {
 	default:
 		return fmt.Sprintf("deletion delay %s from %s", d.Value, d.From)
 	}
+}
+
+// Delayed says whether deleting manifest's object waits: it carries a
+// deletion delay that is not zero (one that cannot be read waits too, for
+// ever: bad input never deletes).
+func Delayed(manifest metav1.Object) bool {
+	raw, delayed := manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation]
+	if d, err := Parse(raw); delayed && err == nil && d == 0 {
+		return false
+	}
+	return delayed
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,8 +23,9 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
-// StartedAt is when obj's countdown started; false when none runs.
-func StartedAt(obj *unstructured.Unstructured) (time.Time, bool) {
+// StartedAt is when obj's countdown started; false when none runs. obj is
+// a member object, or a Pull cluster's Work the hub keeps (KeepWork).
+func StartedAt(obj metav1.Object) (time.Time, bool) {
 	v, ok := obj.GetAnnotations()[workkeys.DeletionTimestampAnnotation]
 	if !ok {
 		return time.Time{}, false
@@ -47,14 +49,22 @@ func Start(ctx context.Context, member client.Client, obj *unstructured.Unstruct
 	}
 	// RFC 3339 keeps whole seconds: rounded up, so the deletion it sets is
 	// never due before the delay has passed (at most a second after).
-	started := now.UTC().Truncate(time.Second)
-	if started.Before(now) {
-		started = started.Add(time.Second)
-	}
+	started := wholeSecond(now)
 	if err := patchAnnotation(ctx, member, obj, started.Format(time.RFC3339)); err != nil {
 		return time.Time{}, fmt.Errorf("start the deletion countdown of %s %s: %w", obj.GetKind(), toolscache.MetaObjectToName(obj).String(), err)
 	}
 	return started, nil
+}
+
+// wholeSecond is now rounded up to the second: RFC 3339 keeps whole
+// seconds, and a countdown recorded earlier than it started would end
+// before its delay has passed.
+func wholeSecond(now time.Time) time.Time {
+	started := now.UTC().Truncate(time.Second)
+	if started.Before(now) {
+		started = started.Add(time.Second)
+	}
+	return started
 }
 
 // TakeBack removes the countdown mark from a member object placed there

@@ -45,6 +45,12 @@ type Tombstone struct {
 	Policy  Ref
 	// DeleteNow is when a forced deletion was asked; zero when not.
 	DeleteNow time.Time
+	// Work, when set, names the Work in the tombstone's namespace that the
+	// hub keeps for this countdown (a Pull cluster's: KeepWork); UID is
+	// then that Work's, and the countdown is the hub's to end, by deleting
+	// the Work. Empty when the countdown runs in the member (its object
+	// marked).
+	Work string
 	// StoredUID and StoredVersion are the UID and resourceVersion of the
 	// ConfigMap this tombstone was read from or written as; empty when it
 	// was never stored. Forget deletes that ConfigMap only: the same member
@@ -120,6 +126,9 @@ func (t Tombstone) ConfigMap() *corev1.ConfigMap {
 			"policyKind": t.Policy.Kind, "policyNamespace": t.Policy.Namespace, "policyName": t.Policy.Name,
 		},
 	}
+	if t.Work != "" {
+		cm.Data["work"] = t.Work
+	}
 	if !t.Due.IsZero() {
 		cm.Data["dueAt"] = t.Due.UTC().Format(time.RFC3339)
 	}
@@ -143,6 +152,7 @@ func FromConfigMap(cm *corev1.ConfigMap) (Tombstone, error) {
 		Name: d["name"], UID: types.UID(d["uid"]), StartedAt: started, Delay: d["delay"],
 		Binding:       Ref{d["bindingKind"], d["bindingNamespace"], d["bindingName"]},
 		Policy:        Ref{d["policyKind"], d["policyNamespace"], d["policyName"]},
+		Work:          d["work"],
 		StoredUID:     cm.UID,
 		StoredVersion: cm.ResourceVersion}
 	if v, ok := d["dueAt"]; ok {

@@ -31,10 +31,12 @@ import (
 // ownedAnnotations are annotations whose absence from the desired Work means
 // "remove": the hold annotations come and go with the hold, the record of
 // applied overrides with the override policies, an override failure with
-// its cause, a rollback with the rollout's decision.
+// its cause, a rollback with the rollout's decision, the mark of a Work
+// kept for a deletion countdown (countdown.KeepWork) with its object
+// placed there again.
 var ownedAnnotations = []string{workkeys.HoldReasonAnnotation, workkeys.HoldMessageAnnotation, workkeys.HoldGatesAnnotation,
 	karmadautil.AppliedOverrides, karmadautil.AppliedClusterOverrides, workkeys.OverrideFailedAnnotation,
-	workkeys.BindingGenerationAnnotation, workkeys.RolledBackAnnotation}
+	workkeys.BindingGenerationAnnotation, workkeys.RolledBackAnnotation, workkeys.DeletionTimestampAnnotation}
 
 // carriedAnnotations are written along with a change, never a change of
 // their own: the template's resourceVersion (its status moving it costs no

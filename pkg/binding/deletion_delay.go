@@ -3,12 +3,16 @@ package binding
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
@@ -80,4 +84,36 @@ func (r *Reconciler) setDeletionDelay(b view, tpl *unstructured.Unstructured, de
 		r.Recorder.Event(tpl, corev1.EventTypeWarning, eventReason, c.Message)
 		r.Recorder.Event(b.obj, corev1.EventTypeWarning, eventReason, c.Message)
 	}}
+}
+
+// keepForCountdown keeps work, the Work of a cluster no longer targeted,
+// instead of deleting it, when that cluster pulls its Works and the
+// object carries a deletion delay (countdown.KeepWork): its agent may
+// delete the object as soon as the Work goes. False when the Work is to
+// be deleted as usual; an error is added to errs and the Work kept.
+func (r *Reconciler) keepForCountdown(ctx context.Context, work *workv1alpha1.Work, pull map[string]bool, errs *[]error) bool {
+	cluster, err := names.GetClusterName(work.Namespace)
+	if err != nil || !pull[cluster] || len(work.Spec.Workload.Manifests) != 1 {
+		return false
+	}
+	manifest := works.FirstManifest(work)
+	if manifest == nil || !countdown.Delayed(manifest) {
+		return false
+	}
+	outcome, err := countdown.KeepWork(ctx, r.Client, r.fresh(), r.Recorder, cluster, work, r.now())
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("cluster %s: %w", cluster, err))
+	} else if outcome != "" {
+		ctrl.LoggerFrom(ctx).V(1).Info(outcome, "work", client.ObjectKeyFromObject(work))
+	}
+	return true
+}
+
+// keptForCountdown is keepForCountdown for a Work the hub keeps already
+// (marked): false for any other.
+func (r *Reconciler) keptForCountdown(ctx context.Context, work *workv1alpha1.Work, pull map[string]bool, errs *[]error) bool {
+	if _, marked := countdown.StartedAt(work); !marked {
+		return false
+	}
+	return r.keepForCountdown(ctx, work, pull, errs)
 }

@@ -38,7 +38,10 @@ type syncResult struct {
 	// deleted because the deletion delay cannot be read.
 	kept int
 	// adopted counts Works a deleted binding left behind, taken over.
-	adopted    int
+	adopted int
+	// counting counts Works of Pull clusters no longer targeted that the
+	// hub keeps until their deletion delay has passed.
+	counting   int
 	heldBefore map[string]bool
 }
 
@@ -47,6 +50,9 @@ func (s syncResult) String() string {
 		s.created, s.updated, s.unchanged, s.deleted)
 	if s.adopted > 0 {
 		out += fmt.Sprintf(", %d taken over from a deleted binding", s.adopted)
+	}
+	if s.counting > 0 {
+		out += fmt.Sprintf(", %d kept for their deletion delay", s.counting)
 	}
 	if s.kept > 0 {
 		out += fmt.Sprintf(", %d kept (invalid deletion delay)", s.kept)
@@ -176,8 +182,17 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 			res.kept++
 			continue
 		}
+		if r.keptForCountdown(ctx, &existing[i], pull, &errs) {
+			// Its countdown has started: the delay it runs by is fixed.
+			res.counting++
+			continue
+		}
 		if err := r.carryDelay(ctx, &existing[i], delay); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if r.keepForCountdown(ctx, &existing[i], pull, &errs) {
+			res.counting++
 			continue
 		}
 		// Deleted only as read (and as carryDelay wrote it): a stored Work

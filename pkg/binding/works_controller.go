@@ -357,10 +357,24 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 	if err != nil {
 		return err
 	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	pull := pullClusters(clusters.Items)
+	var errs []error
 	for i := range existing {
+		if r.keepForCountdown(ctx, &existing[i], pull, &errs) {
+			// Kept, and left behind: the binding that places the object
+			// there again takes it over (works.AdoptOrphans).
+			continue
+		}
 		if err := r.Client.Delete(ctx, &existing[i]); client.IgnoreNotFound(err) != nil {
 			return err
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	metrics.SuspendedTemplates.Forget(suspendedKey(b))
 	controllerutil.RemoveFinalizer(b.obj, b.finalizer())

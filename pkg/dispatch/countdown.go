@@ -45,7 +45,7 @@ func (r *WorkReconciler) removeManifestAsRead(ctx context.Context, member client
 	if err != nil || existing == nil || !countdown.IsManagedBy(existing, workNamespace, workName) {
 		return "", err
 	}
-	delayed := hasDeletionDelay(manifest)
+	delayed := countdown.Delayed(manifest)
 	if leaving {
 		if why, kept := leavingKeeps(manifest.GetKind(), delayed); kept {
 			return why, nil

@@ -9,13 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/finalizers"
@@ -73,17 +71,6 @@ func leavingKeeps(kind string, delayed bool) (string, bool) {
 	return "", false
 }
 
-// hasDeletionDelay says whether manifest's object is deleted through a
-// countdown: a delay that cannot be read counts (it keeps the object), a
-// zero one does not.
-func hasDeletionDelay(manifest *unstructured.Unstructured) bool {
-	raw, delayed := manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation]
-	if d, err := countdown.Parse(raw); delayed && err == nil && d == 0 {
-		return false
-	}
-	return delayed
-}
-
 // LeaveOutcome is what becomes of an object a Work placed in a member when
 // the member's Cluster is deleted.
 type LeaveOutcome string
@@ -124,7 +111,7 @@ func OnLeave(ready bool, work *workv1alpha1.Work) map[LeaveOutcome]int {
 		case manifest.GetKind() == "Namespace":
 			out[LeaveNamespace]++
 		default:
-			if _, kept := leavingKeeps(manifest.GetKind(), hasDeletionDelay(manifest)); kept {
+			if _, kept := leavingKeeps(manifest.GetKind(), countdown.Delayed(manifest)); kept {
 				out[LeaveDelayed]++
 			} else {
 				out[LeaveDeleted]++

@@ -60,6 +60,17 @@ func (m *Members) Guard(g *FreezeGuard) {
 	m.clients = map[string]memberClient{}
 }
 
+// Frozen is nil when no Freeze holds cluster now, else a FrozenError: the
+// check every write through Client makes, for a write that does not go
+// through it (the hub deleting a Pull cluster's Work, which its agent
+// acts on at once).
+func (m *Members) Frozen(ctx context.Context, cluster string) error {
+	m.mu.Lock()
+	g := m.guard
+	m.mu.Unlock()
+	return g.Check(ctx, cluster)
+}
+
 // Forget drops the client of a member that left the federation.
 func (m *Members) Forget(cluster string) {
 	m.mu.Lock()

@@ -83,7 +83,7 @@ var Controllers = []Controller{
 		}},
 	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return softdelete.SetupWithManager(mgr, softdelete.Options{Members: d.members,
+			return softdelete.SetupWithManager(mgr, softdelete.Options{Members: d.members, Frozen: d.members.Frozen,
 				MaxDelay: d.options.MaxDeletionDelay, Workers: d.options.Workers})
 		}},
 	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion; a Pull cluster's Ready Unknown when its agent stops reporting",

@@ -46,8 +46,14 @@ type Reconciler struct {
 	MaxDelay time.Duration
 	// Pull: the Reconciler runs in a Pull cluster's agent, and ends the
 	// countdowns of Pull clusters only (its own: all its cache holds); on
-	// the hub it ends those of every other cluster.
+	// the hub it ends those of every other cluster, and those of Works it
+	// keeps.
 	Pull bool
+	// Frozen is nil when no Freeze holds the cluster now (pkg/dispatch's
+	// FreezeGuard.Check), else an error with RetryAfter; it is asked
+	// before the hub deletes a Work it kept (a member write is checked by
+	// Members). Nil: not checked.
+	Frozen func(ctx context.Context, cluster string) error
 }
 
 // Reconcile reads the tombstone and the member object it names, decides,
@@ -78,8 +84,16 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err != nil {
 		return ctrl.Result{}, "", err
 	}
+	if t.Work != "" {
+		// A Work the hub keeps for the countdown: the hub's to end.
+		if r.Pull {
+			return ctrl.Result{}, "", nil
+		}
+		return r.reconcileKept(ctx, t)
+	}
 	if membership.Pull(cluster) != r.Pull {
-		// A Pull cluster's countdowns are its agent's, the others the hub's.
+		// A Pull cluster's countdowns in its member are its agent's, the
+		// others the hub's.
 		return ctrl.Result{}, "", nil
 	}
 	member, err := r.Members.Client(ctx, t.Cluster)
@@ -100,33 +114,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	now := r.Clock.Now()
-	action, wait := Decide(t, observed, now, r.MaxDelay)
-	switch action {
-	case Wait:
-		return ctrl.Result{RequeueAfter: wait}, fmt.Sprintf("%s in %s: deleted in %s", t.Object(), t.Cluster, wait), nil
-	case Keep:
-		return ctrl.Result{}, fmt.Sprintf("%s in %s: kept, deletion delay %q is invalid", t.Object(), t.Cluster, t.Delay), nil
-	case TakenBack:
-		return ctrl.Result{}, "taken back", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled,
-			countdown.TakenBackMessage(t), false)
-	case Gone:
-		return ctrl.Result{}, "gone from member", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted,
-			fmt.Sprintf("%s is no longer in %s (deleted there directly); its countdown, started %s, is over",
-				t.Object(), t.Cluster, t.StartedAt.UTC().Format(time.RFC3339)), true)
-	}
-	if t.DeleteNow.IsZero() {
-		// Due, unless the hub places the object there again: then the
-		// dispatcher takes the countdown back, and a dispatcher that is
-		// late at it (its hub caches behind, a restart) must not lose the
-		// object the user created again in time.
-		by, err := r.placedAgain(ctx, t)
-		if err != nil {
-			return ctrl.Result{}, "", err
-		}
-		if by != "" {
-			return ctrl.Result{RequeueAfter: placedAgainRetry}, fmt.Sprintf("%s in %s: due, but %s places it there again: "+
-				"waiting for the dispatcher to take its countdown back", t.Object(), t.Cluster, by), nil
-		}
+	if result, outcome, done, err := r.decide(ctx, t, observed, now,
+		fmt.Sprintf("%s is no longer in %s (deleted there directly)", t.Object(), t.Cluster)); done {
+		return result, outcome, err
 	}
 	// Only the object the countdown is for, as it was read: if it was
 	// placed again meanwhile (its mark removed), the write that removed the
@@ -145,16 +135,55 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, "", err
 	}
-	msg := fmt.Sprintf("%s deleted from %s at %s (deletion delay %s, countdown started %s)", t.Object(), t.Cluster,
-		now.UTC().Format(time.RFC3339), t.Delay, t.StartedAt.UTC().Format(time.RFC3339))
-	if !t.DeleteNow.IsZero() {
-		msg = fmt.Sprintf("%s deleted from %s at %s on request (federator delete --now); countdown started %s", t.Object(), t.Cluster,
-			now.UTC().Format(time.RFC3339), t.StartedAt.UTC().Format(time.RFC3339))
-		if due, ok := t.DueAt(r.MaxDelay); ok {
-			msg += ", was due at " + due.UTC().Format(time.RFC3339)
-		}
+	return ctrl.Result{}, "deleted", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted, r.deletedMessage(t, now), true)
+}
+
+// decide is what the countdown takes at now, done when it is not a
+// deletion (or a deletion to wait for); gone says how its object went.
+func (r *Reconciler) decide(ctx context.Context, t countdown.Tombstone, observed Observed, now time.Time, gone string) (ctrl.Result, string, bool, error) {
+	action, wait := Decide(t, observed, now, r.MaxDelay)
+	switch action {
+	case Wait:
+		return ctrl.Result{RequeueAfter: wait}, fmt.Sprintf("%s in %s: deleted in %s", t.Object(), t.Cluster, wait), true, nil
+	case Keep:
+		return ctrl.Result{}, fmt.Sprintf("%s in %s: kept, deletion delay %q is invalid", t.Object(), t.Cluster, t.Delay), true, nil
+	case TakenBack:
+		return ctrl.Result{}, "taken back", true, r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled,
+			countdown.TakenBackMessage(t), false)
+	case Gone:
+		return ctrl.Result{}, "gone", true, r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted,
+			fmt.Sprintf("%s; its countdown, started %s, is over", gone, t.StartedAt.UTC().Format(time.RFC3339)), true)
 	}
-	return ctrl.Result{}, "deleted", r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted, msg, true)
+	if !t.DeleteNow.IsZero() {
+		return ctrl.Result{}, "", false, nil
+	}
+	// Due, unless the hub places the object there again: then the
+	// dispatcher (or, for a kept Work, the binding controller) takes the
+	// countdown back, and one that is late at it (its hub caches behind, a
+	// restart) must not lose the object the user created again in time.
+	by, err := r.placedAgain(ctx, t)
+	if err != nil {
+		return ctrl.Result{}, "", true, err
+	}
+	if by != "" {
+		return ctrl.Result{RequeueAfter: placedAgainRetry}, fmt.Sprintf("%s in %s: due, but %s places it there again: "+
+			"waiting for its countdown to be taken back", t.Object(), t.Cluster, by), true, nil
+	}
+	return ctrl.Result{}, "", false, nil
+}
+
+// deletedMessage tells of t's object deleted at now.
+func (r *Reconciler) deletedMessage(t countdown.Tombstone, now time.Time) string {
+	if t.DeleteNow.IsZero() {
+		return fmt.Sprintf("%s deleted from %s at %s (deletion delay %s, countdown started %s)", t.Object(), t.Cluster,
+			now.UTC().Format(time.RFC3339), t.Delay, t.StartedAt.UTC().Format(time.RFC3339))
+	}
+	msg := fmt.Sprintf("%s deleted from %s at %s on request (federator delete --now); countdown started %s", t.Object(), t.Cluster,
+		now.UTC().Format(time.RFC3339), t.StartedAt.UTC().Format(time.RFC3339))
+	if due, ok := t.DueAt(r.MaxDelay); ok {
+		msg += ", was due at " + due.UTC().Format(time.RFC3339)
+	}
+	return msg
 }
 
 // retryAfter is a write to a member refused before it was sent, to be

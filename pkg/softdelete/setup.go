@@ -2,11 +2,15 @@ package softdelete
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -34,6 +39,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Workers reconciling tombstones at once.
 	Workers int
+	// Frozen, when set, is asked before the hub deletes a Work it kept
+	// for a countdown (Reconciler.Frozen).
+	Frozen func(ctx context.Context, cluster string) error
 	// Cluster, when set, is the one Pull cluster whose countdowns this
 	// controller ends, from inside it (pkg/agent): only its execution
 	// namespace's tombstones are read.
@@ -60,14 +68,47 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		o.Clock = clock.RealClock{}
 	}
 	r := &Reconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Tombstones: tombstones, Members: o.Members, Clock: o.Clock, MaxDelay: o.MaxDelay,
-		Pull:     o.Cluster != "",
+		Pull: o.Cluster != "", Frozen: o.Frozen,
 		Recorder: mgr.GetEventRecorderFor("softdelete-controller")}
-	return ctrl.NewControllerManagedBy(mgr).Named("softdelete").
+	b := ctrl.NewControllerManagedBy(mgr).Named("softdelete").
 		WatchesRawSource(source.Kind(tombstones, client.Object(&corev1.ConfigMap{}), &handler.EnqueueRequestForObject{})).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(tombstonesOf(tombstones)),
 			builder.WithPredicates(clusterDeleted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(o.Workers, 1)}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(o.Workers, 1)})
+	if o.Cluster == "" {
+		// The Works the hub keeps for countdowns (countdown.KeepWork): a
+		// mark removed (placed again) or a Work gone ends one at once.
+		b = b.Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(keptWorkTombstone), builder.WithPredicates(keptWork))
+	}
+	return b.Complete(r)
+}
+
+// keptWork passes the events of Works the hub keeps for countdowns, and
+// of those it kept until now: marked before or after.
+var keptWork = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return marked(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return marked(e.ObjectOld) || marked(e.ObjectNew) },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return marked(e.Object) },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func marked(o client.Object) bool {
+	_, ok := o.GetAnnotations()[workkeys.DeletionTimestampAnnotation]
+	return ok
+}
+
+// keptWorkTombstone maps a kept Work to the tombstone of its object.
+func keptWorkTombstone(_ context.Context, o client.Object) []reconcile.Request {
+	work, ok := o.(*workv1alpha1.Work)
+	if !ok || len(work.Spec.Workload.Manifests) != 1 {
+		return nil
+	}
+	m := &metav1.PartialObjectMetadata{}
+	if err := json.Unmarshal(work.Spec.Workload.Manifests[0].Raw, m); err != nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: work.Namespace,
+		Name: countdown.TombstoneName(m.Kind, m.Namespace, m.Name)}}}
 }
 
 // tombstonesOf maps a Cluster to the tombstones of its members' objects.

@@ -20,6 +20,7 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -186,6 +187,31 @@ spec: {default: closed}
 		Eventually(pullImageIn(pullClient), "90s").Should(Equal("nginx:1.29"), "released at its stage")
 		Eventually(completed, "90s").Should(Succeed(),
 			"the Rollout reads from karmada-agent's status that the Pull member runs the new manifest")
+
+		By("a deletion delay delays the deletion: the hub keeps the Work until due, and gives it back when the template returns")
+		Expect(hub.Delete(ctx, &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "pull", Name: "web"}})).To(Succeed())
+		Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"federator.dev/deletion-delay":"1h"}}}`)))).To(Succeed())
+		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("1h"))
+		Expect(hub.Delete(ctx, web)).To(Succeed())
+		keptWorkCountdown(hub, pull.Name)
+		Eventually(countdownMarkIn(pushClient, web)).ShouldNot(BeEmpty(), "the Push member counts down in the member, as before")
+		Expect(pullImageIn(pullClient)()).To(Equal("nginx:1.29"), "karmada-agent deleted it: the Work went")
+		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.29", "8s")), client.FieldOwner("e2e"))).To(Succeed())
+		countdownTakenBack(hub, pull.Name)
+		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("8s"), "released again with its new delay")
+
+		By("when the delay has passed, karmada-agent deletes the object, not before")
+		Expect(hub.Delete(ctx, web)).To(Succeed())
+		t := keptWorkCountdown(hub, pull.Name)
+		due, ok := t.DueAt(0)
+		Expect(ok).To(BeTrue())
+		notDeletedBefore(recorder, due)
+		deletedOnTime(recorder, due)
+		Eventually(func() bool {
+			_, found, err := countdown.Lookup(ctx, hub, pull.Name, "Deployment", "pull", "web")
+			return err == nil && !found
+		}).Should(BeTrue(), "the countdown ends with the deletion")
 
 		By("nothing in the Pull member was ever written by the hub")
 		d := &appsv1.Deployment{}

@@ -21,6 +21,8 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
+	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -168,23 +170,18 @@ spec:
 		Expect(hub.Delete(ctx, freeze)).To(Succeed())
 		Eventually(pullImageIn(pullClient)).Should(Equal("nginx:1.28"))
 
-		By("a deletion delay: the agent counts down in the member, and takes the deletion back when the template returns")
+		By("a deletion delay: the hub keeps the Pull member's Work until due, and gives it back when the template returns")
 		Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
 			[]byte(`{"metadata":{"annotations":{"federator.dev/deletion-delay":"1h"}}}`)))).To(Succeed())
 		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("1h"))
 		Expect(hub.Delete(ctx, web)).To(Succeed())
-		Eventually(countdownMarkIn(pullClient, web)).Should(MatchRegexp(`^\d{4}-\d\d-\d\dT`), "the agent marks the object in its member")
-		Eventually(func() int {
-			tombstones := &corev1.ConfigMapList{}
-			if err := hub.List(ctx, tombstones, client.InNamespace("karmada-es-"+pull.Name),
-				client.MatchingLabels{"softdelete.federator.dev/tombstone": "true"}); err != nil {
-				return -1
-			}
-			return len(tombstones.Items)
-		}).Should(Equal(1), "the agent records its countdown in a tombstone in its execution namespace")
+		keptWorkCountdown(hub, pull.Name)
 		Expect(pullImageIn(pullClient)()).To(Equal("nginx:1.28"), "deleted before its delay")
+		Expect(countdownMarkIn(pullClient, web)()).To(BeEmpty(), "the countdown is the hub's: the member object is not marked")
 		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.28", "1h")), client.FieldOwner("e2e"))).To(Succeed())
-		Eventually(countdownMarkIn(pullClient, web)).Should(BeEmpty(), "the template is back: the agent takes the deletion back")
+		countdownTakenBack(hub, pull.Name)
+		Expect(recorder.History(0, mark(recorder), countdownMark)).NotTo(ContainElement(HavePrefix("DELETED")),
+			"the Pull member's object was deleted during its delay")
 
 		By("without a delay, the template deleted, its agent deletes it from the Pull member")
 		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.28", "0s")), client.FieldOwner("e2e"))).To(Succeed())
@@ -280,6 +277,44 @@ func pullImageIn(c client.Client) func() string {
 		}
 		return d.Spec.Template.Spec.Containers[0].Image
 	}
+}
+
+// keptWorkCountdown waits until the hub keeps cluster's Work of Deployment
+// pull/web for its deletion delay, the template gone: the Work held and
+// marked, its countdown recorded in a tombstone that names it. It returns
+// the tombstone.
+func keptWorkCountdown(hub client.Client, cluster string) countdown.Tombstone {
+	GinkgoHelper()
+	var t countdown.Tombstone
+	Eventually(func(g Gomega) {
+		var found bool
+		var err error
+		t, found, err = countdown.Lookup(ctx, hub, cluster, "Deployment", "pull", "web")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(found).To(BeTrue(), "no countdown recorded")
+		g.Expect(t.Work).NotTo(BeEmpty(), "the countdown is not the hub's")
+		w := &workv1alpha1.Work{}
+		g.Expect(hub.Get(ctx, client.ObjectKey{Namespace: "karmada-es-" + cluster, Name: t.Work}, w)).To(Succeed())
+		g.Expect(w.Annotations).To(HaveKey(workkeys.DeletionTimestampAnnotation))
+		g.Expect(w.Annotations).To(HaveKeyWithValue(workkeys.HoldReasonAnnotation, workkeys.ReasonDeletionCountdown))
+		g.Expect(w.Spec.SuspendDispatching).To(HaveValue(BeTrue()))
+	}).Should(Succeed(), "the hub keeps %s's Work of pull/web for its deletion delay", cluster)
+	return t
+}
+
+// countdownTakenBack waits until the countdown of Deployment pull/web in
+// cluster has ended (the template is back) and its Work is no longer
+// marked.
+func countdownTakenBack(hub client.Client, cluster string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		_, found, err := countdown.Lookup(ctx, hub, cluster, "Deployment", "pull", "web")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(found).To(BeFalse(), "the countdown is still recorded")
+		w := workOn(hub, cluster, "pull", "web")
+		g.Expect(w).NotTo(BeNil())
+		g.Expect(w.Annotations).NotTo(HaveKey(workkeys.DeletionTimestampAnnotation))
+	}).Should(Succeed(), "the template is back: the hub takes the deletion of pull/web in %s back", cluster)
 }
 
 // pullWeb is the Deployment pull/web with image, and the deletion delay

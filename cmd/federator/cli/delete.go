@@ -32,9 +32,11 @@ func newDeleteCommand(connect connector) *cobra.Command {
 		Short: "End a deletion countdown: delete the object from that member now",
 		Long: `An object the hub would delete from a member but whose deletion delay
 (federator.dev/deletion-delay) defers it counts down there, marked with
-federator.dev/deletion-timestamp. delete --now ends that countdown: the
-object is deleted from the member at once. Nothing else is deleted: an
-object that does not count down is left alone.`,
+federator.dev/deletion-timestamp (on a Pull cluster the hub keeps its
+Work, marked so, instead). delete --now ends that countdown: the object is
+deleted from the member at once (on a Pull cluster, by its agent once the
+hub deletes the Work). Nothing else is deleted: an object that does not
+count down is left alone.`,
 		Example: `  federator delete --now deployment web -n demo --cluster member3`,
 		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
