@@ -188,6 +188,13 @@ spec: {default: closed}
 		Eventually(completed, "90s").Should(Succeed(),
 			"the Rollout reads from karmada-agent's status that the Pull member runs the new manifest")
 
+		By("nothing in the Pull member was ever written by the hub")
+		d := &appsv1.Deployment{}
+		Expect(pullClient.Get(ctx, client.ObjectKeyFromObject(web), d)).To(Succeed())
+		for _, f := range d.ManagedFields {
+			Expect(f.Manager).NotTo(Equal("federator"), "the hub's field manager wrote to the Pull member: %+v", f)
+		}
+
 		By("a deletion delay delays the deletion: the hub keeps the Work until due, and gives it back when the template returns")
 		Expect(hub.Delete(ctx, &rolloutsv1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "pull", Name: "web"}})).To(Succeed())
 		Expect(hub.Patch(ctx, web, client.RawPatch(types.MergePatchType,
@@ -199,6 +206,8 @@ spec: {default: closed}
 		Expect(pullImageIn(pullClient)()).To(Equal("nginx:1.29"), "karmada-agent deleted it: the Work went")
 		Expect(yamldocs.Apply(ctx, hub, []byte(pullWeb("nginx:1.29", "8s")), client.FieldOwner("e2e"))).To(Succeed())
 		countdownTakenBack(hub, pull.Name)
+		Expect(recorder.History(0, mark(recorder), countdownMark)).NotTo(ContainElement(HavePrefix("DELETED")),
+			"karmada-agent deleted the object during its delay")
 		Eventually(deletionDelayIn(pullClient, web)).Should(Equal("8s"), "released again with its new delay")
 
 		By("when the delay has passed, karmada-agent deletes the object, not before")
@@ -212,13 +221,6 @@ spec: {default: closed}
 			_, found, err := countdown.Lookup(ctx, hub, pull.Name, "Deployment", "pull", "web")
 			return err == nil && !found
 		}).Should(BeTrue(), "the countdown ends with the deletion")
-
-		By("nothing in the Pull member was ever written by the hub")
-		d := &appsv1.Deployment{}
-		Expect(pullClient.Get(ctx, client.ObjectKeyFromObject(web), d)).To(Succeed())
-		for _, f := range d.ManagedFields {
-			Expect(f.Manager).NotTo(Equal("federator"), "the hub's field manager wrote to the Pull member: %+v", f)
-		}
 	})
 })
 

@@ -117,6 +117,9 @@ spec:
 			"the Pull member stored the suspended version")
 		Expect(framework.PatchPolicy(ctx, hub, "pull", "web", `{"spec":{"suspension":null}}`)).To(Succeed())
 		Eventually(pullImageIn(pullClient)).Should(Equal("nginx:1.26"))
+		// The agent reports the release after it applied it: stopped in
+		// between, its Work would still say it holds.
+		Eventually(func() string { return workDispatchingReason(hub, pull.Name) }).ShouldNot(Equal("SuspendDispatching"))
 
 		By("with its agent stopped, nothing reaches the Pull member: the hub never dispatches to it")
 		agent.Terminate().Wait("20s")
