@@ -158,7 +158,9 @@ type errNoSample struct {
 	value model.Value
 }
 
-func (e errNoSample) Error() string { return "no single sample for " + e.query + ": " + e.value.String() }
+func (e errNoSample) Error() string {
+	return "no single sample for " + e.query + ": " + e.value.String()
+}
 
 // countAtLeast waits until query gives at least n and returns what it gave.
 func countAtLeast(t *testing.T, query func(string) (float64, error), q string, n float64) float64 {
