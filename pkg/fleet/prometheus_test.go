@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -87,37 +88,14 @@ func TestPrometheusScrapesStopsAndStartsAgain(t *testing.T) {
 		t.Errorf("processes running from the fleet's temporary directory: %v; want one prometheus", pids)
 	}
 
-	query := func(q string) (float64, error) {
-		c, err := api.NewClient(api.Config{Address: s.URL()})
-		if err != nil {
-			return 0, err
-		}
-		v, _, _, err := promv1.NewAPI(c).Query(ctx, q, time.Now())
-		if err != nil {
-			return 0, err
-		}
-		if vec, ok := v.(model.Vector); ok && len(vec) == 1 {
-			return float64(vec[0].Value), nil
-		}
-		return 0, errNoSample{q, v}
-	}
+	query := prometheusQuery(ctx, s.URL())
 	waitQuery := func(q string, want float64) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			got, err := query(q)
-			if err == nil && got == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s = %v (%v); want %v", q, got, err, want)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitForSample(t, query, q, func(v float64) bool { return v == want }, fmt.Sprint(want))
 	}
 	waitQuery(`federator_fleet_test_total{job="federator-fleet-members"}`, 7)
 	// Scrapes a second apart (Prometheus' default would be 15 s).
-	countAtLeast(t, query, `count_over_time(federator_fleet_test_total[5s])`, 4)
+	waitForSample(t, query, `count_over_time(federator_fleet_test_total[5s])`, func(v float64) bool { return v >= 4 }, "at least 4")
 
 	url := s.URL()
 	if err := s.pause(); err != nil {
@@ -162,17 +140,36 @@ func (e errNoSample) Error() string {
 	return "no single sample for " + e.query + ": " + e.value.String()
 }
 
-// countAtLeast waits until query gives at least n and returns what it gave.
-func countAtLeast(t *testing.T, query func(string) (float64, error), q string, n float64) float64 {
+// prometheusQuery runs instant queries against the Prometheus at url and
+// returns their one sample.
+func prometheusQuery(ctx context.Context, url string) func(string) (float64, error) {
+	return func(q string) (float64, error) {
+		c, err := api.NewClient(api.Config{Address: url})
+		if err != nil {
+			return 0, err
+		}
+		v, _, _, err := promv1.NewAPI(c).Query(ctx, q, time.Now())
+		if err != nil {
+			return 0, err
+		}
+		if vec, ok := v.(model.Vector); ok && len(vec) == 1 {
+			return float64(vec[0].Value), nil
+		}
+		return 0, errNoSample{q, v}
+	}
+}
+
+// waitForSample waits until query q gives a value ok accepts.
+func waitForSample(t *testing.T, query func(string) (float64, error), q string, ok func(float64) bool, want string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got, err := query(q)
-		if err == nil && got >= n {
-			return got
+		if err == nil && ok(got) {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v (%v); want at least %v", q, got, err, n)
+			t.Fatalf("%s = %v (%v); want %s", q, got, err, want)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -215,23 +212,9 @@ func TestFleetWithPrometheus(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments("default").Create(ctx, web, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := api.NewClient(api.Config{Address: f.PrometheusURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := `sum(rate(federator_fleet_http_requests_total{cluster="member1",namespace="default",deployment="web",version="nginx:1.27-broken",code="500"}[5s]))`
-	deadline := time.Now().Add(time.Minute)
-	for {
-		v, _, _, err := promv1.NewAPI(c).Query(ctx, q, time.Now())
-		// One replica, 10 requests a second, half failing (-broken).
-		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 && float64(vec[0].Value) > 4 && float64(vec[0].Value) < 6 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v (%v); want about 5", q, v, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	// One replica, 10 requests a second, half failing (-broken).
+	waitForSample(t, prometheusQuery(ctx, f.PrometheusURL()), q, func(v float64) bool { return v > 4 && v < 6 }, "about 5")
 
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
