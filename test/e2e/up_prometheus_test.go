@@ -126,8 +126,11 @@ spec:
 			HaveLen(2),
 			HaveKeyWithValue("member1 nginx:1.27", BeNumerically("~", 0.2, 0.02)),
 			HaveKeyWithValue("member2 nginx:1.26", BeNumerically("==", 0))))
-		// 2 replicas at 10 requests a second each.
-		Expect(byCluster(fmt.Sprintf(`sum by (cluster, version) (rate(federator_fleet_http_requests_total{%s}[10s]))`, selector))).To(And(
+		// 2 replicas at 10 requests a second each, once the 10 s window
+		// holds no time before the Deployments came.
+		Eventually(func() (map[string]float64, error) {
+			return byCluster(fmt.Sprintf(`sum by (cluster, version) (rate(federator_fleet_http_requests_total{%s}[10s]))`, selector))
+		}, time.Minute, time.Second).Should(And(
 			HaveKeyWithValue("member1 nginx:1.27", BeNumerically("~", 20, 1)),
 			HaveKeyWithValue("member2 nginx:1.26", BeNumerically("~", 20, 1))))
 
