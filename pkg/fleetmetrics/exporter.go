@@ -43,7 +43,10 @@ type Member struct {
 }
 
 // Exporter serves the stand-in metrics of every member on one HTTP
-// endpoint (one scrape target, each series labelled with its cluster).
+// endpoint: one port and one scrape target per fleet rather than one per
+// member, in-process so that nothing more runs or can be left behind. Each
+// series carries its cluster label itself (the fleet's Prometheus honours
+// it), which is what a target label per member would have given.
 type Exporter struct {
 	members []*memberSource
 	// Now is the clock traffic advances by; tests set it.
