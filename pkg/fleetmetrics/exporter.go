@@ -117,14 +117,26 @@ func (e *Exporter) watch(ctx context.Context, m Member, warn func(string)) *memb
 		deployments: all.Apps().V1().Deployments().Lister(),
 		steering:    steering.Core().V1().ConfigMaps().Lister(),
 	}
+	// The same complaint is said once, however often the informer
+	// delivers the ConfigMap.
+	var mu sync.Mutex
+	var said string
 	report := func(obj any) {
 		cm, ok := obj.(*corev1.ConfigMap)
 		if !ok || warn == nil {
 			return
 		}
-		if _, errs := ParseSteering(cm.Data); len(errs) > 0 {
-			warn(fmt.Sprintf("%s: ConfigMap %s/%s: %v; the other keys apply", m.Name, SteeringNamespace, SteeringName, errors.Join(errs...)))
+		_, errs := ParseSteering(cm.Data)
+		complaint := ""
+		if len(errs) > 0 {
+			complaint = fmt.Sprintf("%s: ConfigMap %s/%s: %v; the other keys apply", m.Name, SteeringNamespace, SteeringName, errors.Join(errs...))
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		if complaint != said && complaint != "" {
+			warn(complaint)
+		}
+		said = complaint
 	}
 	_, _ = steering.Core().V1().ConfigMaps().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    report,

@@ -213,6 +213,26 @@ func TestExporterWarnsOfBadSteering(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no warning about a bad steering key")
 	}
+
+	update := func(data map[string]string) {
+		t.Helper()
+		if _, err := member1.CoreV1().ConfigMaps(SteeringNamespace).Update(context.Background(), steeringMap(data), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another key changes, the bad one stays: nothing new to say.
+	update(map[string]string{"1.27.errorRate": "20%", "1.26.errorRate": "0.1"})
+	// Mended, then broken again: said again.
+	update(map[string]string{"1.27.errorRate": "0.2"})
+	update(map[string]string{"1.27.latency": "soon"})
+	select {
+	case w := <-warnings:
+		if !strings.Contains(w, `key "1.27.latency": "soon" is no latency`) {
+			t.Errorf("warning %q; want the one about 1.27.latency (the bad error rate was said already)", w)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no warning about the new bad key")
+	}
 }
 
 // The metrics are served over HTTP in Prometheus' text format.
