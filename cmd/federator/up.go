@@ -40,6 +40,7 @@ func newUpCommand() *cobra.Command {
 		kindPrefix        string
 		engine            string
 		hubCRDsDir        string
+		prometheus        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up --members N --dir DIR",
@@ -80,7 +81,8 @@ what to run for each piece that is missing.`,
 			}
 			return up(cmd.Context(), cmd.OutOrStdout(), upOptions{members: members, pullMembers: pullMembers, dir: dir, binDir: binDir,
 				sample: sample, controllerManager: controllerManager, workloads: workloads, nodes: nodes, hub: o,
-				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix, engine: kindEngine, hubCRDsDir: hubCRDsDir})
+				provider: provider, nodeImage: nodeImage, kindPrefix: kindPrefix, engine: kindEngine, hubCRDsDir: hubCRDsDir,
+				prometheus: prometheus})
 		},
 	}
 	f := cmd.Flags()
@@ -98,6 +100,9 @@ what to run for each piece that is missing.`,
 	f.StringVar(&nodeImage, "node-image", "", "with --provider kind: the kind node image (default "+kindfleet.LocalNodeImage+" if present locally (podman: localhost/"+kindfleet.LocalNodeImage+", copied from Docker if only Docker has it), else kind's default "+kindfleet.DefaultKindImage+")")
 	f.StringVar(&kindPrefix, "kind-prefix", kindfleet.DefaultPrefix, "with --provider kind: the kind clusters' names start with it (PREFIX-hub, PREFIX-member1, ...), so fleets with different prefixes coexist")
 	f.StringVar(&hubCRDsDir, "hub-crds", "", "start the hub with the CustomResourceDefinitions in this directory's YAML files (e.g. Karmada's charts/karmada/_crds/bases, as a Karmada hub has them) instead of federator's of the same names, before the controllers start")
+	f.BoolVar(&prometheus, "prometheus", false, "run Debian's prometheus (apt-get install prometheus) beside the fleet, scraping every second the request metrics "+
+		"a stand-in application serves for each member's Deployments, steered per version by the ConfigMap federator-system/federator-fleet-metrics in each member "+
+		"(docs/local-fleet.md); its URL is printed and written to DIR/prometheus.url")
 	addHubFlags(f, &o)
 	return cmd
 }
@@ -116,6 +121,9 @@ type upOptions struct {
 	kindPrefix        string
 	engine            kindfleet.Engine
 	hubCRDsDir        string
+	prometheus        bool
+	// prometheusURL is where the fleet's Prometheus answers; "" when off.
+	prometheusURL string
 	// dashboardURL is where --dashboard-bind-address serves the page,
 	// once it listens; "" when off.
 	dashboardURL string
@@ -132,7 +140,7 @@ const (
 // localOnlyFlags and kindOnlyFlags mean nothing to the other provider; set
 // there, they are refused rather than silently ignored.
 var (
-	localOnlyFlags = []string{"bin-dir", "controller-manager", "workloads", "nodes", "hub-crds"}
+	localOnlyFlags = []string{"bin-dir", "controller-manager", "workloads", "nodes", "hub-crds", "prometheus"}
 	kindOnlyFlags  = []string{"node-image", "kind-prefix", "engine"}
 )
 
@@ -206,6 +214,9 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 		fmt.Fprintln(out, "federator: fleet stopped")
 	}()
 	hubEndpoint, memberEndpoints := f.Endpoints()
+	if local, ok := f.(*fleet.Fleet); ok {
+		o.prometheusURL = local.PrometheusURL()
+	}
 
 	hubClient, err := client.New(hubEndpoint.Config, client.Options{Scheme: policy.NewScheme()})
 	if err != nil {
@@ -310,7 +321,7 @@ func startLocalFleet(ctx context.Context, o upOptions, log, alerts io.Writer) (f
 		}
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Dir: o.dir, Members: o.members, BinDir: o.binDir, CRDs: crdList,
-		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Log: log, Alerts: alerts})
+		ControllerManager: o.controllerManager, Workloads: o.workloads, Nodes: o.nodes, Prometheus: o.prometheus, Log: log, Alerts: alerts})
 	if err != nil {
 		return nil, err // not a nil *fleet.Fleet in a non-nil interface
 	}

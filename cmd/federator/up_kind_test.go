@@ -139,6 +139,7 @@ func TestUpRefusesFlagsOfTheOtherProvider(t *testing.T) {
 		{[]string{"--node-image", "x"}, "--node-image does not apply to --provider local"},
 		{[]string{"--provider", "kind", "--nodes", "3"}, "--nodes does not apply to --provider kind"},
 		{[]string{"--provider", "kind", "--bin-dir", "bin"}, "--bin-dir does not apply to --provider kind"},
+		{[]string{"--provider", "kind", "--prometheus"}, "--prometheus does not apply to --provider kind"},
 		{[]string{"--provider", "vm"}, `--provider "vm": use local (no container engine needed) or kind`},
 		{[]string{"--engine", "podman"}, "--engine does not apply to --provider local"},
 		{[]string{"--provider", "kind", "--engine", "lxc"}, `--engine "lxc": use auto, docker or podman`},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/federator-dev/federator/pkg/fleet"
+	"github.com/federator-dev/federator/pkg/fleetmetrics"
 )
 
 // What `federator up` prints once its fleet is ready: where everything
@@ -25,6 +26,10 @@ func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Durati
 		len(members), pullNote(members, o.pullMembers), dir, startup.Seconds())
 	if o.dashboardURL != "" {
 		fmt.Fprintf(out, "federator: dashboard (read-only, live): %s\n", o.dashboardURL)
+	}
+	if o.prometheusURL != "" {
+		fmt.Fprintf(out, "federator: prometheus: %s (the members' %s, scraped every %s; steer them with ConfigMap %s/%s in a member)\n",
+			o.prometheusURL, fleetmetrics.RequestsTotal, fleet.PrometheusScrapeInterval, fleetmetrics.SteeringNamespace, fleetmetrics.SteeringName)
 	}
 	if !o.sample {
 		return

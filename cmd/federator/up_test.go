@@ -94,6 +94,14 @@ func TestPrintReady(t *testing.T) {
 		lines[1] != "federator: dashboard (read-only, live): http://127.0.0.1:41234/" {
 		t.Errorf("with --dashboard-bind-address the ready line is followed by the dashboard's URL; got:\n%s", out.String())
 	}
+
+	out.Reset()
+	printReady(&out, sampleFleet(fleetDir, "member1"), upOptions{binDir: binDir, prometheusURL: "http://127.0.0.1:41235"}, time.Second)
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 2 ||
+		lines[1] != "federator: prometheus: http://127.0.0.1:41235 (the members' federator_fleet_http_requests_total, scraped every 1s; "+
+			"steer them with ConfigMap federator-system/federator-fleet-metrics in a member)" {
+		t.Errorf("with --prometheus the ready line is followed by Prometheus' URL; got:\n%s", out.String())
+	}
 }
 
 // TestUpRefusesMorePullMembersThanMembers: --pull-members counts among

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/federator-dev/federator/pkg/fleetmetrics"
 )
 
 // HubName is the name of the hub cluster; members are member1..memberN.
@@ -48,6 +50,13 @@ type Options struct {
 	// Nodes is the number of simulated nodes per member with Workloads;
 	// 0 means DefaultNodes.
 	Nodes int
+	// Prometheus runs Debian's prometheus (PrometheusBinary, else
+	// prometheus on $PATH) beside the fleet, scraping every
+	// PrometheusScrapeInterval the request metrics a stand-in application
+	// serves for every member's Deployments (pkg/fleetmetrics); its URL is
+	// PrometheusURL and, for scripts, Dir/prometheus.url.
+	Prometheus       bool
+	PrometheusBinary string
 	// Log receives progress lines ("starting member2 ..."); may be nil.
 	Log io.Writer
 	// Alerts receives, besides Log, what a person should see at once: a
@@ -62,6 +71,10 @@ type Fleet struct {
 
 	dir        string
 	dirCreated bool
+
+	metrics           *fleetmetrics.Exporter
+	prometheus        *prometheusServer
+	prometheusURLFile string
 
 	stopMu  sync.Mutex
 	stopped bool
@@ -86,6 +99,13 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	}
 	if o.Nodes == 0 {
 		o.Nodes = DefaultNodes
+	}
+	var prometheusBinary string
+	if o.Prometheus {
+		var err error
+		if prometheusBinary, err = findPrometheus(o.PrometheusBinary); err != nil {
+			return nil, err
+		}
 	}
 	bins, err := findBinaries(o.BinDir, o.ControllerManager || o.Workloads, o.Workloads)
 	if err != nil {
@@ -143,6 +163,9 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	if startErr == nil {
 		startErr = ctx.Err()
 	}
+	if startErr == nil && o.Prometheus {
+		startErr = f.startMetrics(ctx, prometheusBinary, progress)
+	}
 	if startErr != nil {
 		return nil, errors.Join(startErr, f.Stop())
 	}
@@ -169,7 +192,7 @@ func (f *Fleet) Member(name string) *Cluster {
 	return nil
 }
 
-// Stop stops every process Start started (kube-controller-manager,
+// Stop stops every process Start started (Prometheus, kube-controller-manager,
 // kube-apiserver, etcd), removes their temporary directories and the
 // kubeconfig files Start wrote. Clusters stop in parallel. A second call does
 // nothing and returns nil.
@@ -181,6 +204,8 @@ func (f *Fleet) Stop() error {
 	}
 	f.stopped = true
 
+	// Prometheus and the exporter first: they read the members.
+	metricsErr := f.stopMetrics()
 	all := f.Clusters()
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
@@ -196,7 +221,7 @@ func (f *Fleet) Stop() error {
 		// Only an empty directory goes: the user may have put files there.
 		_ = os.Remove(f.dir)
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, metricsErr)...)
 }
 
 // progressLog serialises progress lines from clusters starting in parallel.

@@ -55,6 +55,10 @@ type Options struct {
 	// Nodes simulated nodes each (0: fleet.DefaultNodes).
 	Workloads bool
 	Nodes     int
+	// Prometheus runs Debian's prometheus beside a local fleet, scraping
+	// the members' stand-in application metrics (fleet.Options.Prometheus;
+	// Env.Fleet.PrometheusURL says where).
+	Prometheus bool
 	// Log receives the fleet's progress lines; may be nil.
 	Log io.Writer
 	// Provider says what the clusters are: ProviderLocal (also "") or
@@ -149,7 +153,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 			return nil, err
 		}
 		f, err := fleet.Start(ctx, fleet.Options{Dir: o.Dir, Members: o.Members, BinDir: o.BinDir, CRDs: crdList,
-			ControllerManager: o.ControllerManager, Workloads: o.Workloads, Nodes: o.Nodes, Log: o.Log})
+			ControllerManager: o.ControllerManager, Workloads: o.Workloads, Nodes: o.Nodes, Prometheus: o.Prometheus, Log: o.Log})
 		if err != nil {
 			return nil, fmt.Errorf("start the fleet (run `make binaries` first): %w", err)
 		}
