@@ -221,10 +221,7 @@ func (s *snapshot) clusterViews() []clusterView {
 	var out []clusterView
 	for _, c := range s.clusters {
 		v := clusterView{Name: c.Name, Version: c.Status.KubernetesVersion, Ready: "Unknown", Registered: true,
-			Labels: labels.Set(c.Labels).String(), Mode: string(clusterv1alpha1.Push)}
-		if membership.Pull(&c) {
-			v.Mode = string(clusterv1alpha1.Pull)
-		}
+			Labels: labels.Set(c.Labels).String(), Mode: membership.Mode(&c)}
 		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
 			v.Ready, v.Reason, v.Message, v.Since = string(cond.Status), cond.Reason, cond.Message, cond.LastTransitionTime.DeepCopy()
 		}

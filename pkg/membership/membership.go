@@ -271,6 +271,15 @@ func Pull(cluster *clusterv1alpha1.Cluster) bool {
 	return cluster.Spec.SyncMode == clusterv1alpha1.Pull
 }
 
+// Mode is the cluster's mode as a person reads it: Pull, or Push (a
+// Cluster that names none is pushed to, as Karmada's default).
+func Mode(cluster *clusterv1alpha1.Cluster) string {
+	if Pull(cluster) {
+		return string(clusterv1alpha1.Pull)
+	}
+	return string(clusterv1alpha1.Push)
+}
+
 // MemberConfig builds the rest.Config for reaching a registered member from
 // its Cluster object: spec.apiEndpoint plus the token and caBundle of the
 // Secret spec.secretRef names, which hub reads (in a controller manager,

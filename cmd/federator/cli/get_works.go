@@ -18,6 +18,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/gatestate"
+	"github.com/federator-dev/federator/pkg/membership"
 )
 
 // `get works` and `get clusters`: the listings of what the hub dispatches,
@@ -170,7 +171,7 @@ func (l clusterListing) table(wide bool, h *hub) *table {
 				frozen += " (" + f.Spec.Message + ")"
 			}
 		}
-		cells := []string{c.Name, c.Status.KubernetesVersion, string(c.Spec.SyncMode),
+		cells := []string{c.Name, c.Status.KubernetesVersion, membership.Mode(c),
 			conditionStatus(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady), frozen, age(c.CreationTimestamp, h.now())}
 		if wide {
 			total, held := 0, 0
