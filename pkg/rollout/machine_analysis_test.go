@@ -38,14 +38,7 @@ func withAnalysis(stages []Stage, count, failureLimit, inconclusiveLimit int32, 
 func runAnalysisSteps(t *testing.T, in Input, steps []aStep) {
 	t.Helper()
 	for i, s := range steps {
-		in.Now = t0.Add(s.at)
-		in.Healthy = map[string]bool{}
-		for _, c := range s.healthy {
-			in.Healthy[c] = true
-		}
-		if s.edit != nil {
-			s.edit(&in)
-		}
+		s.prepare(&in)
 		due := Due(in)
 		if !slices.Equal(due, s.due) {
 			t.Errorf("step %d (t0+%s): due %v, want %v", i, s.at, due, s.due)
