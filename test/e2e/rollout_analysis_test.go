@@ -160,7 +160,7 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 			g.Expect(paused).NotTo(BeNil())
 			g.Expect(paused.Reason).To(Equal(rolloutsv1alpha1.ReasonAnalysisInconclusive), "%+v", paused)
 			g.Expect(paused.Message).To(ContainSubstring(`errors{cluster=\"{{ .Cluster }}\",revision=\"{{ .Revision }}\"}`))
-			g.Expect(paused.Message).To(ContainSubstring("prometheus is stopping"))
+			g.Expect(paused.Message).To(ContainSubstring("server error: 503"))
 		}, "2m").Should(Succeed())
 		time.Sleep(6 * time.Second) // three intervals
 		Expect(stored(recorders["member2"], framework.Image)).NotTo(ContainElement("nginx:1.28"), "member2 got a version whose canary could not be judged")
