@@ -107,11 +107,7 @@ var _ = Describe("rollouts with bad input", func() {
 			bad()
 			Expect(framework.Apply(ctx, hubClient, ro, fieldOwner)).To(Succeed())
 			Eventually(func(g Gomega) {
-				got := &rolloutsv1alpha1.Rollout{}
-				g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(ro), got)).To(Succeed())
-				c := meta.FindStatusCondition(got.Status.Conditions, rolloutsv1alpha1.ConditionFailed)
-				g.Expect(c).NotTo(BeNil())
-				g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+				c := failedCondition(g, ro)
 				g.Expect(c.Reason).To(Equal(rolloutsv1alpha1.ReasonInvalidSpec))
 				g.Expect(c.Message).To(ContainSubstring(field))
 			}).Should(Succeed())
@@ -138,10 +134,7 @@ var _ = Describe("rollouts with bad input", func() {
 		}
 		Expect(framework.Apply(ctx, hubClient, ro, fieldOwner)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := &rolloutsv1alpha1.Rollout{}
-			g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(ro), got)).To(Succeed())
-			c := meta.FindStatusCondition(got.Status.Conditions, rolloutsv1alpha1.ConditionFailed)
-			g.Expect(c).NotTo(BeNil())
+			c := failedCondition(g, ro)
 			g.Expect(c.Reason).To(Equal(rolloutsv1alpha1.ReasonPolicyNotFound))
 			g.Expect(c.Message).To(Equal("PropagationPolicy rollout-no-policy/wbe does not exist: nothing is rolled out; create it or fix spec.policyRef.name"))
 		}).Should(Succeed())
@@ -150,3 +143,14 @@ var _ = Describe("rollouts with bad input", func() {
 		Eventually(func() map[string]string { return imagesEverywhere(ns, "web") }).Should(Equal(everywhere("nginx:1.26")))
 	})
 })
+
+// failedCondition is the Failed condition the hub stores on ro now, for
+// its current generation.
+func failedCondition(g Gomega, ro *rolloutsv1alpha1.Rollout) *metav1.Condition {
+	got := &rolloutsv1alpha1.Rollout{}
+	g.Expect(hubClient.Get(ctx, client.ObjectKeyFromObject(ro), got)).To(Succeed())
+	c := meta.FindStatusCondition(got.Status.Conditions, rolloutsv1alpha1.ConditionFailed)
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+	return c
+}
