@@ -5,7 +5,8 @@
 //     it declares Setup or Setup...WithManager) imports no other controller
 //     package; shared controller helpers live under internal/.
 //   - Only pkg/hub and cmd/ import controller packages (tests aside).
-//   - Pure decision packages (pkg/hold, pkg/placement, pkg/gatestate) import neither
+//   - Pure decision packages (pkg/hold, pkg/placement, pkg/gatestate, and
+//     pkg/analysis, which also queries Prometheus over HTTP) import neither
 //     controller-runtime nor client-go, nor any federator package but apis/.
 //   - apis/ imports nothing of federator but apis/; internal/ nothing of pkg/,
 //     except test-support packages named like httptest (internal/fleettest),

@@ -218,6 +218,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if in.Healthy, in.HeldElsewhere, err = r.health(ctx, bindings); err != nil {
 		return ctrl.Result{}, err
 	}
+	if due := Due(in); len(due) > 0 {
+		in.Measurements = r.measure(ctx, ro, in, due, bindings)
+	}
 
 	if in.Revision == 0 {
 		msg := fmt.Sprintf("%s %s claims no template yet (or its bindings are not placed yet): nothing to roll out",

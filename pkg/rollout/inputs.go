@@ -167,8 +167,17 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 	taken := map[string]bool{}
 	var out []Stage
 	var recheck time.Duration
+	every, err := stageAnalysis(ro, ro.Spec.Analysis, "spec.analysis")
+	if err != nil {
+		return nil, 0, err
+	}
 	for _, s := range ro.Spec.Stages {
-		st := Stage{Name: s.Name, Pause: s.Pause}
+		st := Stage{Name: s.Name, Pause: s.Pause, Analysis: every}
+		if s.Analysis != nil {
+			if st.Analysis, err = stageAnalysis(ro, s.Analysis, fmt.Sprintf("spec.stages[%s].analysis", s.Name)); err != nil {
+				return nil, 0, err
+			}
+		}
 		if s.MinSuccessTime != nil {
 			st.MinSuccessTime = s.MinSuccessTime.Duration
 		}
@@ -203,7 +212,7 @@ func (r *Reconciler) stages(ctx context.Context, ro revision.Rollout, clusters [
 		}
 		out = append(out, st)
 	}
-	rest := Stage{Name: rolloutsv1alpha1.RemainingStage}
+	rest := Stage{Name: rolloutsv1alpha1.RemainingStage, Analysis: every}
 	for c := range placed {
 		if !taken[c] {
 			rest.Clusters = append(rest.Clusters, c)

@@ -62,7 +62,17 @@ func Step(in Input) Output {
 				c = p
 			case in.Healthy[name]:
 				c.State, c.Reason, c.Message = rolloutsv1alpha1.StateHealthy, rolloutsv1alpha1.ReasonHealthy, ""
-			case p.Revision == in.Revision && (p.State == rolloutsv1alpha1.StateHealthy || p.Reason == rolloutsv1alpha1.ReasonUnhealthyAgain):
+				if analysed(in, s) {
+					var prev *rolloutsv1alpha1.ClusterAnalysis
+					if p.Revision == in.Revision && in.Prior.Revision == in.Revision {
+						prev = p.Analysis
+					}
+					events, next := analyse(in, s, prev, &c)
+					out.Events = append(out.Events, events...)
+					requeue(next)
+				}
+			case p.Revision == in.Revision && (p.State == rolloutsv1alpha1.StateHealthy || p.Reason == rolloutsv1alpha1.ReasonUnhealthyAgain ||
+				p.Reason == rolloutsv1alpha1.ReasonAnalysisRunning || p.Reason == rolloutsv1alpha1.ReasonAnalysisInconclusive):
 				// It was healthy at this revision: a blip is no failure to
 				// progress, but its stage is not settled until it is
 				// healthy again.
@@ -71,6 +81,11 @@ func Step(in Input) Output {
 			default:
 				c.State, c.Reason = rolloutsv1alpha1.StateProgressing, rolloutsv1alpha1.ReasonReleased
 				c.Message = "released; waiting for it to become healthy"
+			}
+			if c.Analysis == nil && c.Revision == in.Revision && p.Revision == in.Revision && in.Prior.Revision == in.Revision {
+				// Not measured while not healthy; what it measured so far
+				// stays.
+				c.Analysis = p.Analysis
 			}
 			if why := in.HeldElsewhere[name]; why != "" && c.State == rolloutsv1alpha1.StateProgressing {
 				c.State, c.Reason, c.Message = rolloutsv1alpha1.StateHeld, rolloutsv1alpha1.ReasonHeldElsewhere, why
@@ -262,7 +277,8 @@ func Step(in Input) Output {
 				break
 			}
 		}
-		if in.Paused == "" {
+		pause := analysisPause(s, states)
+		if in.Paused == "" && pause == "" {
 			limit := max(s.MaxConcurrency, 1)
 			newly := 0
 			for _, name := range s.Clusters {
@@ -284,9 +300,19 @@ func Step(in Input) Output {
 			}
 		}
 		markPending(s, states, in.Paused, set)
-		if in.Paused != "" {
+		switch {
+		case in.Paused != "":
 			out.Waiting, out.WaitingReason = "the rollout is paused", rolloutsv1alpha1.ReasonSuspended
-		} else {
+		case pause != "":
+			out.Waiting = fmt.Sprintf("stage '%s' pauses, its analysis is inconclusive: %s", s.Name, pause)
+			out.WaitingReason = rolloutsv1alpha1.ReasonAnalysisInconclusive
+			for _, name := range s.Clusters {
+				if states[name].State == rolloutsv1alpha1.StatePending {
+					set(name, rolloutsv1alpha1.StatePending, rolloutsv1alpha1.ReasonWaitingForStage,
+						fmt.Sprintf("stage '%s' pauses: its analysis is inconclusive", s.Name))
+				}
+			}
+		default:
 			out.Waiting = fmt.Sprintf("stage '%s' is being released: %d of %d clusters healthy%s", s.Name, healthy, len(s.Clusters), s.problem())
 			out.WaitingReason = rolloutsv1alpha1.ReasonStageProgressing
 		}

@@ -654,19 +654,25 @@ func TestStep(t *testing.T) {
 func runSteps(t *testing.T, in Input, steps []step) {
 	t.Helper()
 	for i, s := range steps {
-		in.Now = t0.Add(s.at)
-		in.Healthy = map[string]bool{}
-		for _, c := range s.healthy {
-			in.Healthy[c] = true
-		}
-		if s.edit != nil {
-			s.edit(&in)
-		}
+		s.prepare(&in)
 		out := Step(in)
 		if problems := check(out, s.want); len(problems) > 0 {
 			t.Errorf("step %d (t0+%s):\n  %s\noutput: %s", i, s.at, strings.Join(problems, "\n  "), describe(out))
 		}
 		in.Prior = statusAfter(out)
+	}
+}
+
+// prepare sets in up for the step: the clock, the healthy clusters, the
+// edit.
+func (s step) prepare(in *Input) {
+	in.Now = t0.Add(s.at)
+	in.Healthy = map[string]bool{}
+	for _, c := range s.healthy {
+		in.Healthy[c] = true
+	}
+	if s.edit != nil {
+		s.edit(in)
 	}
 }
 

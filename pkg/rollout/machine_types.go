@@ -26,6 +26,9 @@ type Stage struct {
 	// gates are open.
 	GateHold string
 	Pause    bool
+	// Analysis judges each healthy cluster of the stage by its metrics;
+	// nil when the stage has none.
+	Analysis *StageAnalysis
 }
 
 // Input is everything one step of the stage machine decides from.
@@ -62,6 +65,9 @@ type Input struct {
 	// Aborted: a person aborted this revision: nothing more is released,
 	// and every cluster that got it goes back to its last healthy revision.
 	Aborted bool
+	// Measurements are the measurements taken for this step, per cluster
+	// (those Due named).
+	Measurements map[string]rolloutsv1alpha1.Measurement
 }
 
 // Event is a transition worth telling on the Rollout.

@@ -40,9 +40,9 @@ func (r *Reconciler) setOutcome(ro revision.Rollout, out Output, paused string) 
 		pausedCond = metav1.Condition{Type: rolloutsv1alpha1.ConditionPaused, Status: metav1.ConditionTrue,
 			Reason: rolloutsv1alpha1.ReasonSuspended, Message: fmt.Sprintf("paused by annotation %s%s: nothing new is released and the soak clock stops; `federator rollout resume %s` continues",
 				policykeys.SuspendedAnnotation, why, ro.Obj.GetName())}
-	case out.WaitingReason == rolloutsv1alpha1.ReasonWaitingForPromotion:
+	case out.WaitingReason == rolloutsv1alpha1.ReasonWaitingForPromotion, out.WaitingReason == rolloutsv1alpha1.ReasonAnalysisInconclusive:
 		pausedCond = metav1.Condition{Type: rolloutsv1alpha1.ConditionPaused, Status: metav1.ConditionTrue,
-			Reason: rolloutsv1alpha1.ReasonWaitingForPromotion, Message: out.Waiting}
+			Reason: out.WaitingReason, Message: out.Waiting}
 	}
 	conditions.Set(&ro.Status.Conditions, ro.Obj.GetGeneration(), pausedCond)
 	if paused != "" && !out.Aborted && out.Failed == "" && !out.Completed {

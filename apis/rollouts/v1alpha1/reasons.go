@@ -74,6 +74,17 @@ const (
 	ReasonHeldElsewhere = "HeldElsewhere"
 	// ReasonAborted: a person aborted the revision.
 	ReasonAborted = "Aborted"
+	// ReasonAnalysisRunning: healthy; its analysis is taking measurements.
+	ReasonAnalysisRunning = "AnalysisRunning"
+	// ReasonAnalysisFailed: its analysis had more failed measurements
+	// than failureLimit.
+	ReasonAnalysisFailed = "AnalysisFailed"
+	// ReasonAnalysisInconclusive: its analysis had more inconclusive
+	// measurements in a row than inconclusiveLimit (no data, a query
+	// error, Prometheus unreachable); on a rollout's Progressing and
+	// Paused conditions, its stage pauses until measurements succeed
+	// again.
+	ReasonAnalysisInconclusive = "AnalysisInconclusive"
 
 	// EventReasonRevisionStarted: a new revision starts from the first
 	// stage.
@@ -93,4 +104,15 @@ const (
 	EventReasonRolloutAborted = "RolloutAborted"
 	// EventReasonRolloutCompleted: the revision reached every stage.
 	EventReasonRolloutCompleted = "RolloutCompleted"
+	// EventReasonMeasurement<Phase>: a cluster's analysis took a
+	// measurement with that verdict.
+	EventReasonMeasurementSuccessful   = "MeasurementSuccessful"
+	EventReasonMeasurementFailed       = "MeasurementFailed"
+	EventReasonMeasurementInconclusive = "MeasurementInconclusive"
+	EventReasonMeasurementError        = "MeasurementError"
+	// EventReasonAnalysisSuccessful: a cluster's analysis passed.
+	EventReasonAnalysisSuccessful = "AnalysisSuccessful"
+	// EventReasonAnalysisInconclusive: a cluster's analysis is
+	// inconclusive and its stage pauses.
+	EventReasonAnalysisInconclusive = "AnalysisInconclusive"
 )

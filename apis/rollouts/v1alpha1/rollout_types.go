@@ -149,6 +149,11 @@ type RolloutSpec struct {
 	// +kubebuilder:validation:Minimum=2
 	// +optional
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// Analysis judges each cluster of every stage by its metrics (a
+	// stage's own analysis replaces it). See Analysis.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // PolicyReference names a policy.
@@ -199,6 +204,11 @@ type Stage struct {
 	// it (`federator rollout promote`).
 	// +optional
 	Pause bool `json:"pause,omitempty"`
+
+	// Analysis judges each cluster of the stage by its metrics; it
+	// replaces spec.analysis for this stage.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
 }
 
 // RolloutStatus says where the rollout of the current revision stands.
@@ -268,6 +278,10 @@ type ClusterStatus struct {
 	Message string `json:"message,omitempty"`
 	// Since is when the cluster entered its state.
 	Since metav1.Time `json:"since"`
+	// Analysis is the cluster's analysis at its revision, when its stage
+	// has one.
+	// +optional
+	Analysis *ClusterAnalysis `json:"analysis,omitempty"`
 }
 
 // RolloutList is a list of Rollouts.

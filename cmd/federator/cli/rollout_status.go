@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,6 +133,10 @@ func writeRolloutStatus(w io.Writer, r *rolloutObject, now time.Time) error {
 	fmt.Fprintf(w, "%s: revision %d, current stage %s\n", r.ref(), r.status.Revision, stage)
 	if len(r.status.Clusters) > 0 {
 		t := &table{headers: []string{"CLUSTER", "STAGE", "STATE", "REVISION", "SINCE", "MESSAGE"}}
+		analysed := slices.ContainsFunc(r.status.Clusters, func(c rolloutsv1alpha1.ClusterStatus) bool { return c.Analysis != nil })
+		if analysed {
+			t.headers = slices.Insert(t.headers, 5, "ANALYSIS")
+		}
 		for _, c := range r.status.Clusters {
 			revision := ""
 			if c.Revision != 0 {
@@ -141,7 +146,11 @@ func writeRolloutStatus(w io.Writer, r *rolloutObject, now time.Time) error {
 			if !c.Since.IsZero() {
 				since = age(c.Since, now)
 			}
-			t.add(c.Name, c.Stage, c.State, revision, since, c.Message)
+			cells := []string{c.Name, c.Stage, c.State, revision, since, c.Message}
+			if analysed {
+				cells = slices.Insert(cells, 5, analysisCell(c.Analysis))
+			}
+			t.add(cells...)
 		}
 		if err := t.write(w); err != nil {
 			return err
@@ -234,4 +243,18 @@ func notFinished(ctx context.Context, r *rolloutObject, timeout time.Duration) e
 	}
 	return &ExitError{Code: exitNotFinished, Err: fmt.Errorf("%s waiting for %s to complete (condition Completed=True) or fail (Failed=True); last seen: %s",
 		why, r.ref(), r.waitingFor())}
+}
+
+// analysisCell is a cluster's analysis in a cell: its phase, its
+// measurements by verdict, and the last value read; "" when it has none.
+func analysisCell(a *rolloutsv1alpha1.ClusterAnalysis) string {
+	if a == nil {
+		return ""
+	}
+	cell := fmt.Sprintf("%s %d ok %d failed %d inconclusive", a.Phase, a.Successful, a.Failed, a.Inconclusive+a.Error)
+	if n := len(a.Measurements); n > 0 {
+		last := a.Measurements[n-1]
+		cell += fmt.Sprintf(", last %s %s", last.Phase, last.Value)
+	}
+	return cell
 }

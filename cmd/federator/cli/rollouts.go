@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -210,6 +211,13 @@ func (l rolloutObjectListing) table(wide bool, h *hub) *table {
 	if wide {
 		t.headers = append(t.headers, "POLICY")
 	}
+	analysed := slices.ContainsFunc(l.objects, func(obj client.Object) bool {
+		return slices.ContainsFunc(asRolloutObject(namespacedRollout, obj).status.Clusters,
+			func(c rolloutsv1alpha1.ClusterStatus) bool { return c.Analysis != nil })
+	})
+	if analysed {
+		t.headers = append(t.headers, "ANALYSIS")
+	}
 	for _, obj := range l.objects {
 		r := asRolloutObject(namespacedRollout, obj)
 		healthy := 0
@@ -226,6 +234,15 @@ func (l rolloutObjectListing) table(wide bool, h *hub) *table {
 			fmt.Sprintf("%d/%d", healthy, len(r.status.Clusters)), age(obj.GetCreationTimestamp(), h.now()))
 		if wide {
 			cells = append(cells, r.spec.PolicyRef.Name)
+		}
+		if analysed {
+			var verdicts []string
+			for _, c := range r.status.Clusters {
+				if c.Analysis != nil {
+					verdicts = append(verdicts, c.Name+" "+c.Analysis.Phase)
+				}
+			}
+			cells = append(cells, strings.Join(verdicts, ", "))
 		}
 		t.add(cells...)
 	}
