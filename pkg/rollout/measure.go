@@ -143,13 +143,13 @@ func (r *Reconciler) token(ctx context.Context, ro revision.Rollout, ref *rollou
 	err := r.fresh().Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, s)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", fmt.Errorf("Secret %s/%s (the analysis' provider.prometheus.tokenSecretRef) does not exist: create it with the token under key %q", ns, ref.Name, ref.Key)
+		return "", fmt.Errorf("secret %s/%s (the analysis' provider.prometheus.tokenSecretRef) does not exist: create it with the token under key %q", ns, ref.Name, ref.Key)
 	case err != nil:
-		return "", fmt.Errorf("Secret %s/%s (the analysis' provider.prometheus.tokenSecretRef) cannot be read: %v", ns, ref.Name, err)
+		return "", fmt.Errorf("secret %s/%s (the analysis' provider.prometheus.tokenSecretRef) cannot be read: %v", ns, ref.Name, err)
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok || len(v) == 0 {
-		return "", fmt.Errorf("Secret %s/%s (the analysis' provider.prometheus.tokenSecretRef) has no key %q: add the token under it", ns, ref.Name, ref.Key)
+		return "", fmt.Errorf("secret %s/%s (the analysis' provider.prometheus.tokenSecretRef) has no key %q: add the token under it", ns, ref.Name, ref.Key)
 	}
 	return string(v), nil
 }
