@@ -72,6 +72,8 @@ type Fleet struct {
 	dir        string
 	dirCreated bool
 
+	progress          *progressLog
+	metricsMu         sync.Mutex // guards metrics, prometheus and prometheusURLFile
 	metrics           *fleetmetrics.Exporter
 	prometheus        *prometheusServer
 	prometheusURLFile string
@@ -121,8 +123,8 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 		return nil, fmt.Errorf("fleet: creating kubeconfig directory: %w", err)
 	}
 
-	f := &Fleet{dir: dir, dirCreated: dirCreated}
 	progress := &progressLog{w: o.Log, alerts: o.Alerts}
+	f := &Fleet{dir: dir, dirCreated: dirCreated, progress: progress}
 	names := []string{HubName}
 	for i := 1; i <= o.Members; i++ {
 		names = append(names, MemberName(i))
@@ -164,7 +166,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 		startErr = ctx.Err()
 	}
 	if startErr == nil && o.Prometheus {
-		startErr = f.startMetrics(ctx, prometheusBinary, progress)
+		startErr = f.startMetrics(ctx, prometheusBinary)
 	}
 	if startErr != nil {
 		return nil, errors.Join(startErr, f.Stop())

@@ -173,8 +173,11 @@ func (s *prometheusServer) stop() error {
 }
 
 // startMetrics starts the members' stand-in application metrics and a
-// Prometheus scraping them, and writes the Prometheus URL into dir.
-func (f *Fleet) startMetrics(ctx context.Context, binary string, progress *progressLog) error {
+// Prometheus scraping them, and writes the Prometheus URL into dir. What
+// it started stays in f for stopMetrics, also on error.
+func (f *Fleet) startMetrics(ctx context.Context, binary string) error {
+	f.metricsMu.Lock()
+	defer f.metricsMu.Unlock()
 	var members []fleetmetrics.Member
 	for _, m := range f.Members {
 		cs, err := kubernetes.NewForConfig(m.Config)
@@ -184,10 +187,10 @@ func (f *Fleet) startMetrics(ctx context.Context, binary string, progress *progr
 		members = append(members, fleetmetrics.Member{Name: m.Name, Client: cs})
 	}
 	var err error
-	if f.metrics, err = fleetmetrics.Start(ctx, members, func(s string) { progress.alertf("%s", s) }); err != nil {
+	if f.metrics, err = fleetmetrics.Start(ctx, members, func(s string) { f.progress.alertf("%s", s) }); err != nil {
 		return err
 	}
-	if f.prometheus, err = startPrometheus(ctx, binary, f.metrics.URL(), progress); err != nil {
+	if f.prometheus, err = startPrometheus(ctx, binary, f.metrics.URL(), f.progress); err != nil {
 		return err
 	}
 	f.prometheusURLFile = filepath.Join(f.dir, PrometheusURLFile)
@@ -196,6 +199,8 @@ func (f *Fleet) startMetrics(ctx context.Context, binary string, progress *progr
 
 // stopMetrics stops Prometheus and the exporter, and removes the URL file.
 func (f *Fleet) stopMetrics() error {
+	f.metricsMu.Lock()
+	defer f.metricsMu.Unlock()
 	var errs []error
 	if f.prometheus != nil {
 		errs = append(errs, f.prometheus.stop())
@@ -211,9 +216,35 @@ func (f *Fleet) stopMetrics() error {
 	return errors.Join(errs...)
 }
 
+// AddPrometheus starts, on a fleet started without Options.Prometheus,
+// what that option starts (the members' stand-in application metrics and
+// Debian's prometheus, binary as Options.PrometheusBinary), for a test
+// that shares a running fleet and needs a Prometheus for a while; Stop
+// stops them with the fleet. It fails on a fleet that has one already.
+func (f *Fleet) AddPrometheus(ctx context.Context, binary string) error {
+	path, err := findPrometheus(binary)
+	if err != nil {
+		return err
+	}
+	f.stopMu.Lock()
+	defer f.stopMu.Unlock()
+	if f.stopped {
+		return errors.New("fleet: AddPrometheus: the fleet is stopped")
+	}
+	if f.PrometheusURL() != "" {
+		return fmt.Errorf("fleet: AddPrometheus: the fleet runs a Prometheus already, at %s", f.PrometheusURL())
+	}
+	if err := f.startMetrics(ctx, path); err != nil {
+		return errors.Join(err, f.stopMetrics())
+	}
+	return nil
+}
+
 // PrometheusURL is where the fleet's Prometheus answers
 // (http://127.0.0.1:PORT), "" when the fleet runs none.
 func (f *Fleet) PrometheusURL() string {
+	f.metricsMu.Lock()
+	defer f.metricsMu.Unlock()
 	if f.prometheus == nil {
 		return ""
 	}
@@ -223,6 +254,8 @@ func (f *Fleet) PrometheusURL() string {
 // MetricsURL is where the members' stand-in application metrics are
 // served, "" when the fleet runs no Prometheus.
 func (f *Fleet) MetricsURL() string {
+	f.metricsMu.Lock()
+	defer f.metricsMu.Unlock()
 	if f.metrics == nil {
 		return ""
 	}
@@ -232,17 +265,25 @@ func (f *Fleet) MetricsURL() string {
 // StopPrometheus stops the fleet's Prometheus, as an outage of it: queries
 // are refused until StartPrometheus.
 func (f *Fleet) StopPrometheus() error {
-	if f.prometheus == nil {
-		return errors.New("fleet: no Prometheus: start the fleet with Options.Prometheus")
+	p := f.prometheusServer()
+	if p == nil {
+		return errors.New("fleet: no Prometheus: start the fleet with Options.Prometheus, or call AddPrometheus")
 	}
-	return f.prometheus.pause()
+	return p.pause()
 }
 
 // StartPrometheus starts it again after StopPrometheus, on the same
 // address with the data it had; it returns once Prometheus is ready.
 func (f *Fleet) StartPrometheus(ctx context.Context) error {
-	if f.prometheus == nil {
-		return errors.New("fleet: no Prometheus: start the fleet with Options.Prometheus")
+	p := f.prometheusServer()
+	if p == nil {
+		return errors.New("fleet: no Prometheus: start the fleet with Options.Prometheus, or call AddPrometheus")
 	}
-	return f.prometheus.start(ctx)
+	return p.start(ctx)
+}
+
+func (f *Fleet) prometheusServer() *prometheusServer {
+	f.metricsMu.Lock()
+	defer f.metricsMu.Unlock()
+	return f.prometheus
 }

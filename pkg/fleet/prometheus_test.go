@@ -175,21 +175,41 @@ func waitForSample(t *testing.T, query func(string) (float64, error), q string, 
 	}
 }
 
-// A fleet with Prometheus serves each member's stand-in application
-// metrics through it, says where (PrometheusURL, Dir/prometheus.url), and
-// stops it with the rest.
+// A fleet with Prometheus, from the start (Options.Prometheus) or added
+// to a running fleet (AddPrometheus), serves each member's stand-in
+// application metrics through it, says where (PrometheusURL,
+// Dir/prometheus.url), and stops it with the rest.
 func TestFleetWithPrometheus(t *testing.T) {
 	requirePrometheus(t)
 	bins := requireBinaries(t, false)
+	for _, added := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Options.Prometheus", true: "AddPrometheus"}[added], func(t *testing.T) {
+			testFleetWithPrometheus(t, bins, added)
+		})
+	}
+}
+
+func testFleetWithPrometheus(t *testing.T, bins string, added bool) {
 	tmp := isolateTempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "fleet")
-	f, err := Start(ctx, Options{Dir: dir, Members: 1, BinDir: bins, Prometheus: true, Log: testLog{t}})
+	f, err := Start(ctx, Options{Dir: dir, Members: 1, BinDir: bins, Prometheus: !added, Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Stop() }()
+	if added {
+		if f.PrometheusURL() != "" {
+			t.Fatalf("a fleet started without Prometheus has PrometheusURL %q", f.PrometheusURL())
+		}
+		if err := f.AddPrometheus(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.AddPrometheus(ctx, ""); err == nil || !strings.Contains(err.Error(), "runs a Prometheus already, at "+f.PrometheusURL()) {
+		t.Errorf("AddPrometheus on a fleet with Prometheus: %v; want an error naming the one it runs", err)
+	}
 	written, err := os.ReadFile(filepath.Join(dir, PrometheusURLFile))
 	if err != nil || strings.TrimSpace(string(written)) != f.PrometheusURL() || f.PrometheusURL() == "" {
 		t.Errorf("%s holds %q (%v); PrometheusURL is %q", PrometheusURLFile, written, err, f.PrometheusURL())
