@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -19,64 +20,61 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/pkg/fleetmetrics"
 	"github.com/federator-dev/federator/test/framework"
 )
 
-// errorRatePrometheus answers Prometheus's /api/v1/query for
-// errors{cluster="C",revision="R"} with the error rate the spec steers per
-// cluster and revision (0.01 unless set), only with the bearer token, and
-// fails every query while down. It stands in for the fleet's Prometheus
-// until the fleet runs one (issue 51, item 4).
-type errorRatePrometheus struct {
-	mu    sync.Mutex
-	token string
-	rates map[string]string // "cluster/revision" → rate
-	down  bool
+// tokenProxy stands in front of the fleet's Prometheus as an
+// authenticating proxy would (Prometheus itself checks no token): it
+// forwards only requests with the bearer token, and counts them.
+type tokenProxy struct {
+	token  string
+	next   http.Handler
+	mu     sync.Mutex
+	served int
 }
 
-var errorsQuery = regexp.MustCompile(`^errors\{cluster="([^"]+)",revision="([^"]+)"\}$`)
+func (p *tokenProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+p.token {
+		http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+		return
+	}
+	p.mu.Lock()
+	p.served++
+	p.mu.Unlock()
+	p.next.ServeHTTP(w, r)
+}
 
-func (p *errorRatePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *tokenProxy) requests() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	switch {
-	case p.down:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprint(w, `{"status":"error","errorType":"unavailable","error":"prometheus is stopping"}`)
-		return
-	case r.Header.Get("Authorization") != "Bearer "+p.token:
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	_ = r.ParseForm()
-	m := errorsQuery.FindStringSubmatch(r.Form.Get("query"))
-	if m == nil {
-		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
-		return
-	}
-	rate, ok := p.rates[m[1]+"/"+m[2]]
-	if !ok {
-		rate = "0.01"
-	}
-	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d,%q]}]}}`, time.Now().Unix(), rate)
+	return p.served
 }
 
-func (p *errorRatePrometheus) set(f func(p *errorRatePrometheus)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f(p)
-}
+// The error ratio of the template's Deployment in one cluster over the
+// last 5 s, as the fleet's stand-in application reports it
+// (pkg/fleetmetrics), from the fleet's real Prometheus.
+const errorRatioQuery = `sum(rate(federator_fleet_http_requests_total{cluster="{{ .Cluster }}",namespace="{{ .Namespace }}",deployment="{{ .Name }}",code="500"}[5s]))
+  / sum(rate(federator_fleet_http_requests_total{cluster="{{ .Cluster }}",namespace="{{ .Namespace }}",deployment="{{ .Name }}"}[5s]))`
 
 var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 	var w *workloadFleet
-	var prom *errorRatePrometheus
+	var proxy *tokenProxy
 	var srv *httptest.Server
 	const ns, name, token = "default", "analysed", "e2e-prometheus-token"
 	BeforeAll(func() {
+		if _, err := exec.LookPath("prometheus"); err != nil {
+			Skip("prometheus not found: apt-get install prometheus (Debian's package; docs/local-fleet.md)")
+		}
 		w = useWorkloadFleet()
-		prom = &errorRatePrometheus{token: token, rates: map[string]string{}}
-		srv = httptest.NewServer(prom)
+		// The shared workload fleet runs no Prometheus until a spec asks.
+		if w.f.PrometheusURL() == "" {
+			Expect(w.f.AddPrometheus(ctx, "")).To(Succeed())
+		}
+		target, err := url.Parse(w.f.PrometheusURL())
+		Expect(err).NotTo(HaveOccurred())
+		proxy = &tokenProxy{token: token, next: httputil.NewSingleHostReverseProxy(target)}
+		srv = httptest.NewServer(proxy)
 		DeferCleanup(srv.Close)
 	})
 	s := func() stagedRollout { return stagedRollout{w: w, ns: ns, name: name} }
@@ -88,6 +86,18 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 		}
 		g.Expect(cluster).To(BeEmpty(), "no status for the cluster")
 		return rolloutsv1alpha1.ClusterStatus{}
+	}
+	// steer writes member's steering ConfigMap (pkg/fleetmetrics) as a
+	// person would with kubectl: what each version there serves.
+	steer := func(member string, data map[string]string) {
+		GinkgoHelper()
+		m := w.inMembers[member]
+		Expect(framework.Apply(ctx, m, &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: fleetmetrics.SteeringNamespace}}, fieldOwner)).To(Succeed())
+		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: fleetmetrics.SteeringNamespace, Name: fleetmetrics.SteeringName}, Data: data}
+		Expect(framework.Apply(ctx, m, cm, fieldOwner)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(m.Delete(ctx, cm))).To(Succeed()) })
 	}
 
 	It("releases a clean version through every stage, rolls back a canary whose error rate fails, and pauses while Prometheus fails", func() {
@@ -102,11 +112,12 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 				PolicyRef: rolloutsv1alpha1.PolicyReference{Name: name}, OnFailure: rolloutsv1alpha1.OnFailureRollback,
 				Analysis: &rolloutsv1alpha1.Analysis{
 					Provider: rolloutsv1alpha1.AnalysisProvider{Prometheus: rolloutsv1alpha1.PrometheusProvider{Address: srv.URL,
-						Query:          `errors{cluster="{{ .Cluster }}",revision="{{ .Revision }}"}`,
-						TokenSecretRef: &rolloutsv1alpha1.SecretKeyReference{Name: "prometheus", Key: "token"}}},
+						Query: errorRatioQuery, TokenSecretRef: &rolloutsv1alpha1.SecretKeyReference{Name: "prometheus", Key: "token"}}},
 					SuccessCondition: "result[0] < 0.05",
-					Interval:         &metav1.Duration{Duration: 2 * time.Second},
-					Count:            ptr.To[int32](2),
+					// The 5 s window then holds only the version released.
+					InitialDelay: &metav1.Duration{Duration: 6 * time.Second},
+					Interval:     &metav1.Duration{Duration: 2 * time.Second},
+					Count:        ptr.To[int32](2),
 				},
 				Stages: []rolloutsv1alpha1.Stage{
 					{Name: "canary", Clusters: []string{"member1"}},
@@ -127,12 +138,12 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 				g.Expect(a).NotTo(BeNil(), m)
 				g.Expect(a.Phase).To(Equal(rolloutsv1alpha1.AnalysisSuccessful), "%s: %+v", m, a)
 				g.Expect(a.Measurements).To(HaveLen(2))
-				g.Expect(a.Measurements[1].Value).To(Equal("[0.01]"))
+				g.Expect(a.Measurements[1].Value).To(Equal("[0]"))
 			}).Should(Succeed())
 		}
 
 		By("a version with a 20% error rate on member1 fails the canary's analysis there and is rolled back; member2 and member3 never store it")
-		prom.set(func(p *errorRatePrometheus) { p.rates["member1/3"] = "0.2" })
+		steer("member1", map[string]string{"1.27.errorRate": "0.2"})
 		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.27")).To(Succeed())
 		Eventually(func(g Gomega) {
 			c := clusterStatus(g, "member1")
@@ -150,21 +161,33 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 			Expect(stored(recorders[m], framework.Image)).NotTo(ContainElement("nginx:1.27"), "%s stored the version that failed its analysis", m)
 		}
 
-		By("Prometheus failing in the middle of the canary: the stage pauses Inconclusive, naming the query and the error, and nothing more is released")
-		prom.set(func(p *errorRatePrometheus) { p.down = true })
+		By("Prometheus stopped in the middle of the canary: the stage pauses Inconclusive, naming the query and the error, nothing more is released, and it goes on once Prometheus is back")
 		Expect(framework.SetImage(ctx, w.hub, ns, name, "nginx:1.28")).To(Succeed())
+		// Stopped once member1 runs the version, before its first
+		// measurement is due (the initial delay).
+		s().memberImageIs("member1", "nginx:1.28")
+		Expect(w.f.StopPrometheus()).To(Succeed())
+		restarted := false
+		DeferCleanup(func() {
+			if !restarted {
+				Expect(w.f.StartPrometheus(ctx)).To(Succeed())
+			}
+		})
 		Eventually(func(g Gomega) {
 			ro := s().get()
 			g.Expect(ro.Status.Revision).To(Equal(int64(4)))
 			paused := meta.FindStatusCondition(ro.Status.Conditions, rolloutsv1alpha1.ConditionPaused)
 			g.Expect(paused).NotTo(BeNil())
+			g.Expect(paused.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(paused.Reason).To(Equal(rolloutsv1alpha1.ReasonAnalysisInconclusive), "%+v", paused)
-			g.Expect(paused.Message).To(ContainSubstring(`errors{cluster=\"{{ .Cluster }}\",revision=\"{{ .Revision }}\"}`))
-			g.Expect(paused.Message).To(ContainSubstring("server error: 503"))
+			g.Expect(paused.Message).To(ContainSubstring(`federator_fleet_http_requests_total{cluster=\"{{ .Cluster }}\"`))
+			g.Expect(paused.Message).To(ContainSubstring("502"), "the proxy's answer while Prometheus is down")
+			g.Expect(clusterStatus(g, "member1").State).To(Equal(rolloutsv1alpha1.StateProgressing))
 		}, "2m").Should(Succeed())
 		time.Sleep(6 * time.Second) // three intervals
 		Expect(stored(recorders["member2"], framework.Image)).NotTo(ContainElement("nginx:1.28"), "member2 got a version whose canary could not be judged")
-		prom.set(func(p *errorRatePrometheus) { p.down = false })
+		Expect(w.f.StartPrometheus(ctx)).To(Succeed())
+		restarted = true
 		s().completedAt(4)
 		s().memberImageIs("member3", "nginx:1.28")
 
@@ -177,5 +200,6 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 			raw = append(raw, e.Message...)
 		}
 		Expect(strings.Contains(string(raw), token)).To(BeFalse(), "the token shows in the Rollout or its Events")
+		Expect(proxy.requests()).To(BeNumerically(">", 0), "no query came with the token")
 	})
 })
