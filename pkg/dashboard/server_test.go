@@ -226,6 +226,41 @@ func TestPageScalesMaxFailuresAgainstTheStage(t *testing.T) {
 	wantAll(t, "the page", get(t, srv.URL+"/"), "Failures 1; maxFailures 60% per stage, in stage prod 1 of 4 failed, at most 2 may")
 }
 
+// A Rollout judged by an analysis shows, for each stage, what judges it,
+// and for each cluster its verdicts and last measurement, as `federator
+// rollout status` does; one without shows no Analysis column.
+func TestPageShowsAnalysisVerdicts(t *testing.T) {
+	page := get(t, func() string { _, srv := newTestServer(t, fleet()...); return srv.URL + "/" }())
+	if strings.Contains(page, "<th scope=\"col\">Analysis</th>") || strings.Contains(page, "analysis:") {
+		t.Errorf("a Rollout without an analysis shows one:\n%s", page)
+	}
+
+	objs := fleet()
+	for _, o := range objs {
+		if r, ok := o.(*rolloutsv1alpha1.Rollout); ok {
+			r.Spec.Stages[0].Analysis = &rolloutsv1alpha1.Analysis{SuccessCondition: "result[0] < 0.05",
+				Provider: rolloutsv1alpha1.AnalysisProvider{Prometheus: rolloutsv1alpha1.PrometheusProvider{
+					Address: "http://prometheus:9090", Query: "errors"}}}
+			r.Status.Clusters[0].State = rolloutsv1alpha1.StateFailed
+			r.Status.Clusters[0].Reason = rolloutsv1alpha1.ReasonAnalysisFailed
+			r.Status.Clusters[0].Analysis = &rolloutsv1alpha1.ClusterAnalysis{Phase: rolloutsv1alpha1.AnalysisFailed, Failed: 1, Count: 1,
+				Measurements: []rolloutsv1alpha1.Measurement{{Phase: rolloutsv1alpha1.AnalysisFailed, Value: "[0.2]", FinishedAt: metav1.NewTime(now)}}}
+		}
+	}
+	_, srv := newTestServer(t, objs...)
+	page = get(t, srv.URL+"/")
+	wantAll(t, "the page", page,
+		`<span class="stage-name">canary</span> <span class="tag">current</span> — member1; soak 10m0s; analysis: <code class="analysis">success when result[0] &lt; 0.05 on Prometheus http://prometheus:9090</code></li>`,
+		`<th scope="col">Revision</th><th scope="col">Analysis</th><th scope="col">Why</th>`,
+		`<td class="analysis">Failed 0 ok 1 failed 0 inconclusive, last Failed [0.2]</td>`,
+		// member2 has no analysis yet: an empty cell keeps the columns.
+		`<td>1</td><td class="analysis"></td><td><code>StageNotReached</code>`)
+	prod := page[strings.Index(page, `<span class="stage-name">prod</span>`):]
+	if prod = prod[:strings.Index(prod, "</li>")]; strings.Contains(prod, "analysis") {
+		t.Errorf("the prod stage, which no analysis judges, shows one: %s", prod)
+	}
+}
+
 func TestCellDetailSaysWhyAndSince(t *testing.T) {
 	_, srv := newTestServer(t, fleet()...)
 	id := "rb/demo/" + names.GenerateBindingName("Deployment", "web")

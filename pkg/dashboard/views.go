@@ -60,6 +60,7 @@ type rolloutView struct {
 	OnFailure             string
 	Paused                *metav1.Time
 	Clusters              []rolloutsv1alpha1.ClusterStatus
+	Analysed              bool // a cluster has an analysis: the table shows its verdicts
 	Conditions            []metav1.Condition
 }
 
@@ -78,6 +79,9 @@ type stageView struct {
 	Pause    bool
 	Gates    []string
 	Soak     string
+	// Analysis is what judges the stage's clusters besides their health:
+	// the success condition on the Prometheus query; "" when nothing does.
+	Analysis string
 }
 
 func (s *snapshot) rolloutViews() []rolloutView {
@@ -100,6 +104,7 @@ func (s *snapshot) rolloutViews() []rolloutView {
 			v.Stage = &stageFailures{Name: current}
 		}
 		for _, c := range r.status.Clusters {
+			v.Analysed = v.Analysed || c.Analysis != nil
 			failed := c.State == rolloutsv1alpha1.StateFailed || c.State == rolloutsv1alpha1.StateRolledBack
 			if failed {
 				v.Failures++
@@ -122,6 +127,9 @@ func (s *snapshot) rolloutViews() []rolloutView {
 		}
 		for _, st := range stages {
 			sv := stageView{Name: st.Name, Pause: st.Pause, Gates: st.Gates, Current: st.Name == current}
+			if a := r.spec.AnalysisOf(st); a != nil {
+				sv.Analysis = analysisText(a)
+			}
 			switch {
 			case len(st.Clusters) > 0:
 				sv.Clusters = strings.Join(st.Clusters, ", ")
@@ -149,6 +157,19 @@ func (s *snapshot) rolloutViews() []rolloutView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// analysisText is an analysis in a few words: its conditions on its
+// query's result.
+func analysisText(a *rolloutsv1alpha1.Analysis) string {
+	var conds []string
+	if a.SuccessCondition != "" {
+		conds = append(conds, "success when "+a.SuccessCondition)
+	}
+	if a.FailureCondition != "" {
+		conds = append(conds, "failure when "+a.FailureCondition)
+	}
+	return strings.Join(conds, ", ") + " on Prometheus " + a.Provider.Prometheus.Address
 }
 
 // deletionView is a running deletion countdown, or a Work being removed.

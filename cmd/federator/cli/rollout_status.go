@@ -148,7 +148,7 @@ func writeRolloutStatus(w io.Writer, r *rolloutObject, now time.Time) error {
 			}
 			cells := []string{c.Name, c.Stage, c.State, revision, since, c.Message}
 			if analysed {
-				cells = slices.Insert(cells, 5, analysisCell(c.Analysis))
+				cells = slices.Insert(cells, 5, c.Analysis.Summary())
 			}
 			t.add(cells...)
 		}
@@ -243,18 +243,4 @@ func notFinished(ctx context.Context, r *rolloutObject, timeout time.Duration) e
 	}
 	return &ExitError{Code: exitNotFinished, Err: fmt.Errorf("%s waiting for %s to complete (condition Completed=True) or fail (Failed=True); last seen: %s",
 		why, r.ref(), r.waitingFor())}
-}
-
-// analysisCell is a cluster's analysis in a cell: its phase, its
-// measurements by verdict, and the last value read; "" when it has none.
-func analysisCell(a *rolloutsv1alpha1.ClusterAnalysis) string {
-	if a == nil {
-		return ""
-	}
-	cell := fmt.Sprintf("%s %d ok %d failed %d inconclusive", a.Phase, a.Successful, a.Failed, a.Inconclusive+a.Error)
-	if n := len(a.Measurements); n > 0 {
-		last := a.Measurements[n-1]
-		cell += fmt.Sprintf(", last %s %s", last.Phase, last.Value)
-	}
-	return cell
 }
