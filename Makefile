@@ -281,8 +281,11 @@ fuzz:
 # applied, and the dashboard (port 0: a free port, printed; several fleets
 # may run on one machine).
 DASHBOARD ?= 127.0.0.1:0
+# With Debian's prometheus installed, the fleet runs one and the sample's
+# canary is judged by its error ratio too (UP_PROMETHEUS= turns it off).
+UP_PROMETHEUS ?= $(if $(shell command -v prometheus),--prometheus)
 up: build binaries
-	$(BIN)/federator up --members 3 --dir $(CURDIR)/.fleet --sample --dashboard-bind-address $(DASHBOARD)
+	$(BIN)/federator up --members 3 --dir $(CURDIR)/.fleet --sample --dashboard-bind-address $(DASHBOARD) $(UP_PROMETHEUS)
 
 clean:
 	rm -rf $(BIN) .fleet

@@ -257,8 +257,8 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 					return
 				}
 				if o.staged() {
-					if err := yamldocs.Apply(runCtx, hubClient, samples.Stages, client.FieldOwner("federator-sample")); err != nil {
-						readyErr <- fmt.Errorf("apply the sample's Rollout: %w", err)
+					if err := applySampleStages(runCtx, hubClient, o.prometheusURL); err != nil {
+						readyErr <- err
 						return
 					}
 				}
@@ -276,6 +276,23 @@ func up(ctx context.Context, out io.Writer, o upOptions) (err error) {
 	case err := <-runErr:
 		return err
 	}
+}
+
+// applySampleStages applies the sample's Rollout; with the fleet's
+// Prometheus at prometheusURL (--prometheus), its canary stage is judged
+// by an analysis too.
+func applySampleStages(ctx context.Context, hub client.Client, prometheusURL string) error {
+	rollout := samples.Stages
+	if prometheusURL != "" {
+		var err error
+		if rollout, err = samples.StagesWithAnalysis(prometheusURL); err != nil {
+			return err
+		}
+	}
+	if err := yamldocs.Apply(ctx, hub, rollout, client.FieldOwner("federator-sample")); err != nil {
+		return fmt.Errorf("apply the sample's Rollout: %w", err)
+	}
+	return nil
 }
 
 // staged says whether the sample comes with its Rollout: where members run

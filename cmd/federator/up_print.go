@@ -56,7 +56,7 @@ A staged rollout sample is applied: Deployment demo/web (%s) goes to every membe
 		}
 	}
 	if o.staged() {
-		printStagedSteps(out, dir, hubKC, federator, memberNames, o.image)
+		printStagedSteps(out, dir, hubKC, federator, memberNames, o.image, o.prometheusURL != "")
 		return
 	}
 	fmt.Fprintf(out, `Watch each member's image, why each Work is dispatched or held, and how many pods of the new version are ready in each member:
@@ -106,11 +106,12 @@ A staged rollout sample is applied: Deployment demo/web (%s) goes to every membe
 }
 
 // printStagedSteps walks the sample's Rollout: every step is a command
-// to paste, and what it shows.
-func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames []string, image func(tag string) string) {
-	first, rest := memberNames[0], "the other members"
+// to paste, and what it shows. analysed: the canary is judged by its
+// error ratio on the fleet's Prometheus too (samples.StagesWithAnalysis).
+func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames []string, image func(tag string) string, analysed bool) {
+	first, rest, restNever := memberNames[0], "the other members", "the other members never get it"
 	if len(memberNames) == 2 {
-		rest = memberNames[1]
+		rest, restNever = memberNames[1], memberNames[1]+" never gets it"
 	}
 	fed := shellQuote(federator)
 	fleetFlag := "--fleet " + shellQuote(dir)
@@ -120,16 +121,20 @@ func printStagedSteps(out io.Writer, dir, hubKC, federator string, memberNames [
 	setImage := func(img string) string {
 		return fmt.Sprintf("  kubectl --kubeconfig %s -n demo set image deploy/web web=%s\n", hubKC, img)
 	}
-	fmt.Fprintf(out, `Rollout demo/web releases each new version stage by stage: canary (%s) first, soaking 30s once healthy, then %s. A version not healthy within a minute fails, and %s goes back to the last version healthy there.
+	judged := ""
+	if analysed {
+		judged = ", its error ratio measured on the fleet's Prometheus (under 5%, three times)"
+	}
+	fmt.Fprintf(out, `Rollout demo/web releases each new version stage by stage: canary (%s) first, soaking 30s once healthy%s, then %s. A version not healthy within a minute, or failing the analysis, fails, and %s goes back to the last version healthy there.
 Watch the stages, each member's image, and why each Work is dispatched or held:
 %s  for m in %s; do echo "$m: $(kubectl --kubeconfig %s/$m.kubeconfig -n demo get deploy web -o jsonpath='{.spec.template.spec.containers[0].image}' 2>/dev/null || echo absent)"; done
   kubectl --kubeconfig %s get works -A -o 'custom-columns=WORK:.metadata.namespace,NAME:.metadata.name,DISPATCHING:.status.conditions[?(@.type=="Dispatching")].reason'
   %s get rollout web -n demo %s
-`, first, rest, first, status(" --watch=false"), strings.Join(memberNames, " "), shellQuote(dir), hubKC, fed, fleetFlag)
+`, first, judged, rest, first, status(" --watch=false"), strings.Join(memberNames, " "), shellQuote(dir), hubKC, fed, fleetFlag)
 	fmt.Fprintf(out, "1. Roll out %s; it walks through the stages by itself (status waits until it completes, about a minute):\n%s%s",
 		image("1.26"), setImage(image("1.26")), status(" --timeout 5m"))
-	fmt.Fprintf(out, "2. Roll out %s; only %s gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts %s back on %s; %s never get it:\n%s%s",
-		image("1.27-broken"), first, first, image("1.26"), rest, setImage(image("1.27-broken")), status(" --timeout 5m"))
+	fmt.Fprintf(out, "2. Roll out %s; only %s gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts %s back on %s; %s:\n%s%s",
+		image("1.27-broken"), first, first, image("1.26"), restNever, setImage(image("1.27-broken")), status(" --timeout 5m"))
 	fmt.Fprintf(out, "3. Undo: the template goes back to %s as the last revision had it, and rolls out again:\n  %s rollout undo web -n demo %s\n%s",
 		image("1.26"),
 		fed, fleetFlag, status(" --timeout 5m"))
@@ -137,6 +142,17 @@ Watch the stages, each member's image, and why each Work is dispatched or held:
 		image("1.28"), first, setImage(image("1.28")), fed, fleetFlag, status(" --watch=false"))
 	fmt.Fprintf(out, "5. Resume: the soak goes on where it stopped, then %s follow:\n  %s rollout resume web -n demo %s\n%s",
 		rest, fed, fleetFlag, status(" --timeout 5m"))
+	if !analysed {
+		return
+	}
+	memberKC := shellQuote(filepath.Join(dir, first+".kubeconfig"))
+	fmt.Fprintf(out, "6. Make %s fail 20%% of its requests in %s (ConfigMap %s/%s there steers the fleet's stand-in application), and roll it out: "+
+		"its pods become ready, but the canary's analysis measures an error ratio over 5%%, fails (status exits 1), and %s goes back to %s; %s:\n"+
+		"  kubectl --kubeconfig %s create namespace %s\n"+
+		"  kubectl --kubeconfig %s -n %s create configmap %s --from-literal=1.29.errorRate=0.2\n%s%s",
+		image("1.29"), first, fleetmetrics.SteeringNamespace, fleetmetrics.SteeringName, first, image("1.28"), restNever,
+		memberKC, fleetmetrics.SteeringNamespace, memberKC, fleetmetrics.SteeringNamespace, fleetmetrics.SteeringName,
+		setImage(image("1.29")), status(" --timeout 5m"))
 }
 
 // selfCommand is how the printed commands run this federator: its absolute

@@ -33,7 +33,8 @@ func TestPrintReady(t *testing.T) {
 	for _, want := range []string{
 		"federator: ready: hub and 3 members; kubeconfigs in " + fleetDir + " ",
 		"; Ctrl-C stops everything; started in 12.3s\n",
-		"Rollout demo/web releases each new version stage by stage: canary (member1) first, soaking 30s once healthy, then the other members.",
+		"Rollout demo/web releases each new version stage by stage: canary (member1) first, soaking 30s once healthy, then the other members. " +
+			"A version not healthy within a minute, or failing the analysis, fails",
 		"1. Roll out nginx:1.26; it walks through the stages by itself (status waits until it completes, about a minute):\n" +
 			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image deploy/web web=nginx:1.26\n" +
 			"  " + shellQuote(selfCommand()) + " rollout status web -n demo --fleet '" + fleetDir + "' --timeout 5m\n",
@@ -52,6 +53,30 @@ func TestPrintReady(t *testing.T) {
 	}
 	if strings.Contains(text, "export PATH") {
 		t.Errorf("a PATH line without a kubectl in %s:\n%s", binDir, text)
+	}
+	if strings.Contains(text, "6. ") || strings.Contains(text, "error ratio") {
+		t.Errorf("an analysis step without the fleet's Prometheus:\n%s", text)
+	}
+
+	// With the fleet's Prometheus the canary is judged by its error ratio
+	// too, and a sixth step makes a version fail that analysis.
+	out.Reset()
+	printReady(&out, sampleFleet(fleetDir, "member1", "member2"), upOptions{binDir: binDir, sample: true, workloads: true,
+		prometheusURL: "http://127.0.0.1:41235"}, time.Second)
+	text = out.String()
+	member1KC := "'" + filepath.Join(fleetDir, "member1.kubeconfig") + "'"
+	for _, want := range []string{
+		"canary (member1) first, soaking 30s once healthy, its error ratio measured on the fleet's Prometheus (under 5%, three times), then member2.",
+		"6. Make nginx:1.29 fail 20% of its requests in member1 (ConfigMap federator-system/federator-fleet-metrics there steers the fleet's stand-in application), " +
+			"and roll it out: its pods become ready, but the canary's analysis measures an error ratio over 5%, fails (status exits 1), and member1 goes back to nginx:1.28; member2 never gets it:\n" +
+			"  kubectl --kubeconfig " + member1KC + " create namespace federator-system\n" +
+			"  kubectl --kubeconfig " + member1KC + " -n federator-system create configmap federator-fleet-metrics --from-literal=1.29.errorRate=0.2\n" +
+			"  kubectl --kubeconfig '" + filepath.Join(fleetDir, "hub.kubeconfig") + "' -n demo set image deploy/web web=nginx:1.29\n" +
+			"  " + shellQuote(selfCommand()) + " rollout status web -n demo --fleet '" + fleetDir + "' --timeout 5m\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
 	}
 
 	if err := os.WriteFile(filepath.Join(binDir, "kubectl"), []byte("#!/bin/sh\n"), 0o755); err != nil {

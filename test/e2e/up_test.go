@@ -46,8 +46,17 @@ var _ = Describe("federator up", Ordered, func() {
 	// `make up`, but for the ready line naming it.
 	It("starts a fleet with the sample rollout, prints how to watch it, and stops every process on SIGTERM", func() {
 		dir := GinkgoT().TempDir()
-		session, err := gexec.Start(exec.Command(federator, "up", "--members", "2", "--pull-members", "1", "--dir", dir, "--sample",
-			"--bin-dir", repoBin, "--v=1"), GinkgoWriter, GinkgoWriter)
+		args := []string{"up", "--members", "2", "--pull-members", "1", "--dir", dir, "--sample", "--bin-dir", repoBin, "--v=1"}
+		// As `make up` does where Debian's prometheus is installed: the
+		// canary is judged by an analysis too, and step 6 shows it fail.
+		_, lookErr := exec.LookPath("prometheus")
+		withPrometheus := lookErr == nil
+		if withPrometheus {
+			args = append(args, "--prometheus")
+		} else {
+			AddReportEntry("prometheus not found (apt-get install prometheus): the sample runs without its analysis, and step 6 is not run")
+		}
+		session, err := gexec.Start(exec.Command(federator, args...), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		var children []fleetProcess
 		DeferCleanup(func() { stopUpSession(session, children) })
@@ -169,6 +178,11 @@ var _ = Describe("federator up", Ordered, func() {
 		member2Record, err := framework.Record(ctx, dyn2, member2, deploymentRef("demo", "web"), "member2")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(member2Record.Stop)
+		dyn1, err := dynamic.NewForConfig(upConfig(filepath.Join(dir, "member1.kubeconfig")))
+		Expect(err).NotTo(HaveOccurred())
+		member1Record, err := framework.Record(ctx, dyn1, member1, deploymentRef("demo", "web"), "member1")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(member1Record.Stop)
 
 		By("step 1: nginx:1.26 walks through the stages by itself; status waits and exits 0")
 		step1 := printedLines(out, `1\. Roll out nginx:1\.26; it walks through the stages by itself \(status waits until it completes, about a minute\):`)
@@ -220,6 +234,23 @@ var _ = Describe("federator up", Ordered, func() {
 		Eventually(watchRollout, 2*time.Minute).Should(And(
 			rolloutRow("member1", "Applied", "2/2", "nginx:1.28"), rolloutRow("member2", "Applied", "2/2", "nginx:1.28")))
 		Expect(stored(member2Record, framework.Image)).NotTo(ContainElement("nginx:1.27-broken"))
+
+		if withPrometheus {
+			By("step 6: nginx:1.29 becomes ready in member1 but serves 20% errors: the canary's analysis on the fleet's Prometheus fails, member1 goes back to nginx:1.28, member2 never stores it")
+			step6 := printedLines(out, `6\. Make nginx:1\.29 fail 20% of its requests in member1 .*`)
+			Expect(step6).To(HaveLen(4))
+			run(step6[0])
+			run(step6[1])
+			run(step6[2])
+			said, code := runExit(step6[3])
+			Expect(code).To(Equal(1), said)
+			Expect(said).To(ContainSubstring("Rollout demo/web failed at revision 6: stage 'canary' failed"))
+			Expect(said).To(MatchRegexp(`(?m)^member1 +canary +RolledBack +5 `))
+			Expect(said).To(ContainSubstring("analysis failed at revision 6"))
+			Eventually(image(member1), time.Minute).Should(Equal("nginx:1.28"))
+			Expect(stored(member1Record, framework.Image)).To(ContainElement("nginx:1.29"), "member1 never ran the version its analysis judged")
+			Expect(stored(member2Record, framework.Image)).NotTo(ContainElement("nginx:1.29"), "member2 got the version that failed the canary's analysis")
+		}
 
 		By("running kube-apiserver, etcd and kube-controller-manager as federator's children, one per cluster")
 		var comms []string
