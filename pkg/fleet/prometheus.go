@@ -197,7 +197,8 @@ func (f *Fleet) startMetrics(ctx context.Context, binary string) error {
 	return os.WriteFile(f.prometheusURLFile, []byte(f.prometheus.URL()+"\n"), 0o644)
 }
 
-// stopMetrics stops Prometheus and the exporter, and removes the URL file.
+// stopMetrics stops Prometheus and the exporter, and removes the URL file:
+// the fleet then has none (PrometheusURL is "").
 func (f *Fleet) stopMetrics() error {
 	f.metricsMu.Lock()
 	defer f.metricsMu.Unlock()
@@ -213,6 +214,7 @@ func (f *Fleet) stopMetrics() error {
 			errs = append(errs, err)
 		}
 	}
+	f.metrics, f.prometheus, f.prometheusURLFile = nil, nil, ""
 	return errors.Join(errs...)
 }
 

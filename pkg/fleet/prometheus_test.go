@@ -239,6 +239,9 @@ func testFleetWithPrometheus(t *testing.T, bins string, added bool) {
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	if f.PrometheusURL() != "" || f.MetricsURL() != "" {
+		t.Errorf("a stopped fleet still names its Prometheus %q and metrics %q", f.PrometheusURL(), f.MetricsURL())
+	}
 	if pids := processesUnder(t, tmp); len(pids) != 0 {
 		t.Errorf("processes left running: %v", pids)
 	}

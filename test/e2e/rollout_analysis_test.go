@@ -191,7 +191,7 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 		s().completedAt(4)
 		s().memberImageIs("member3", "nginx:1.28")
 
-		By("the token appears in no status or Event")
+		By("the token appears in no status, Event or controller log")
 		raw, err := json.Marshal(s().get())
 		Expect(err).NotTo(HaveOccurred())
 		events := &corev1.EventList{}
@@ -200,6 +200,8 @@ var _ = Describe("staged rollouts judged by an analysis", Ordered, func() {
 			raw = append(raw, e.Message...)
 		}
 		Expect(strings.Contains(string(raw), token)).To(BeFalse(), "the token shows in the Rollout or its Events")
+		Expect(string(w.controller.Out.Contents())+string(w.controller.Err.Contents())).NotTo(ContainSubstring(token),
+			"the token shows in the controller's log")
 		Expect(proxy.requests()).To(BeNumerically(">", 0), "no query came with the token")
 	})
 })

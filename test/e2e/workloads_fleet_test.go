@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,6 +26,9 @@ type workloadFleet struct {
 	hub client.Client
 	// inMembers are clients of each member, by name.
 	inMembers map[string]client.Client
+	// controller is `federator controller` against the hub: its output is
+	// its log.
+	controller *gexec.Session
 }
 
 // workloads is started by the first spec of workloads_*_test.go that needs
@@ -51,7 +55,7 @@ func useWorkloadFleet() *workloadFleet {
 	Expect(err).NotTo(HaveOccurred())
 	controller := startController(f, atSuiteEnd)
 	Eventually(controller.Out, "60s").Should(gbytes.Say("federator: controllers running against"))
-	workloads = &workloadFleet{f: f, hub: hub, inMembers: joinMembers(f, hub)}
+	workloads = &workloadFleet{f: f, hub: hub, inMembers: joinMembers(f, hub), controller: controller}
 	return workloads
 }
 
