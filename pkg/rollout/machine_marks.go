@@ -30,9 +30,14 @@ func rollBack(in Input, clusters []string, states map[string]rolloutsv1alpha1.Cl
 			}
 			continue
 		}
+		msg := fmt.Sprintf("rolled back to revision %d, the last healthy there: %s", c.LastHealthyRevision, why)
+		if c.State == rolloutsv1alpha1.StateFailed && c.Message != "" {
+			// Why this cluster failed (not healthy in time, its analysis),
+			// which the rollback would otherwise hide.
+			msg += "; it had failed: " + c.Message
+		}
 		c.Revision = c.LastHealthyRevision
 		states[name] = c
-		msg := fmt.Sprintf("rolled back to revision %d, the last healthy there: %s", c.LastHealthyRevision, why)
 		set(name, rolloutsv1alpha1.StateRolledBack, rolloutsv1alpha1.ReasonRolledBack, msg)
 		events = append(events, Event{Warning: true, Reason: rolloutsv1alpha1.EventReasonRolledBack,
 			Message: fmt.Sprintf("revision %d: cluster %s %s", in.Revision, name, msg)})

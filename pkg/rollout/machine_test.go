@@ -318,7 +318,7 @@ func TestStep(t *testing.T) {
 				{at: 10 * time.Minute, want: want{stage: "canary", failed: "canary", waitingReason: v1.ReasonStageFailed,
 					events:   []string{clFailed, roFailed, v1.EventReasonRolledBack},
 					clusters: map[string]string{"member1": "RolledBack 1 RolledBack", "member2": "Held 1 RolloutFailed"},
-					messages: map[string]string{"member1": "rolled back to revision 1, the last healthy there: stage 'canary' failed (onFailure: Rollback)"}}},
+					messages: map[string]string{"member1": "rolled back to revision 1, the last healthy there: stage 'canary' failed (onFailure: Rollback); it had failed: not healthy within the progress deadline (10m0s) of revision 2"}}},
 				{at: 11 * time.Minute, healthy: []string{"member1"}, want: want{stage: "canary", failed: "canary", waitingReason: v1.ReasonStageFailed,
 					clusters: map[string]string{"member1": "RolledBack 1 RolledBack", "member3": "Held 1 RolloutFailed"}}},
 				{at: 12 * time.Minute, edit: newRevision, want: want{stage: "canary", waitingReason: v1.ReasonStageProgressing, events: []string{started},

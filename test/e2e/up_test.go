@@ -247,6 +247,8 @@ var _ = Describe("federator up", Ordered, func() {
 			Expect(said).To(ContainSubstring("Rollout demo/web failed at revision 6: stage 'canary' failed"))
 			// Its ANALYSIS column: the verdict, by the real Prometheus's value.
 			Expect(said).To(MatchRegexp(`(?m)^member1 +canary +RolledBack +5 +\S+ +Failed 0 ok 1 failed 0 inconclusive, last Failed \[0\.(19|2)\d*\] `))
+			// Its message keeps why it failed.
+			Expect(said).To(ContainSubstring("it had failed: analysis failed at revision 6"))
 			Eventually(image(member1), time.Minute).Should(Equal("nginx:1.28"))
 			Expect(stored(member1Record, framework.Image)).To(ContainElement("nginx:1.29"), "member1 never ran the version its analysis judged")
 			Expect(stored(member2Record, framework.Image)).NotTo(ContainElement("nginx:1.29"), "member2 got the version that failed the canary's analysis")
