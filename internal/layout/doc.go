@@ -4,7 +4,9 @@
 //   - A controller package (a package under pkg/ that registers a controller:
 //     it declares Setup or Setup...WithManager) imports no other controller
 //     package; shared controller helpers live under internal/.
-//   - Only pkg/hub and cmd/ import controller packages (tests aside).
+//   - Only pkg/hub, pkg/agent and cmd/federator import controller packages
+//     (tests aside); the CLI (cmd/federator/cli) reads what it shares with a
+//     controller from internal/ (internal/manifest, internal/leaving).
 //   - Pure decision packages (pkg/hold, pkg/placement, pkg/gatestate, and
 //     pkg/analysis, which also queries Prometheus over HTTP) import neither
 //     controller-runtime nor client-go, nor any federator package but apis/.

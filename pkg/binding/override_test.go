@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/federator-dev/federator/internal/fixture"
+	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
 )
 
@@ -102,8 +104,8 @@ func TestManifestWithOverrides(t *testing.T) {
 				&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member2"}},
 			}, tc.policies...)
 			c := fakeHub().WithObjects(objs...).Build()
-			m, applied, err := Manifest(overriddenTemplate(t), workv1alpha2.TargetCluster{Name: tc.cluster, Replicas: 2}, true,
-				Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, overrides.Karmada(c))
+			m, applied, err := manifest.Render(overriddenTemplate(t), workv1alpha2.TargetCluster{Name: tc.cluster, Replicas: 2}, true,
+				manifest.Origin{WorkNamespace: "karmada-es-" + tc.cluster, WorkName: "web"}, overrides.Karmada(c))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ data:
 		// wantErr is the start of the error, then what Karmada says
 		wantErr, wantWhy string
 	}{
-		{name: "a JSON patch to a missing path, in the third rule (the first is for another cluster)", template: deploymentYAML,
+		{name: "a JSON patch to a missing path, in the third rule (the first is for another cluster)", template: fixture.WebDeploymentYAML,
 			policy: op("broken", rules(policyv1alpha1.RuleWithCluster{TargetCluster: onMember2, Overriders: removeMissing},
 				policyv1alpha1.RuleWithCluster{Overriders: labels}, policyv1alpha1.RuleWithCluster{Overriders: removeMissing})),
 			wantErr: "OverridePolicy shop/broken spec.overrideRules[2] cannot be applied: ", wantWhy: "/spec/nothing/here"},
@@ -194,7 +196,7 @@ data:
 				Spec: rules(policyv1alpha1.RuleWithCluster{Overriders: fields(policyv1alpha1.FieldOverrider{FieldPath: "/data/missing",
 					JSON: []policyv1alpha1.JSONPatchOperation{{SubPath: "/a", Operator: policyv1alpha1.OverriderOpRemove}}})})},
 			wantErr: "ClusterOverridePolicy platform spec.overrideRules[0] cannot be applied: ", wantWhy: "missing"},
-		{name: "a policy in the deprecated form without rules is named by spec.overriders", template: deploymentYAML,
+		{name: "a policy in the deprecated form without rules is named by spec.overriders", template: fixture.WebDeploymentYAML,
 			//lint:ignore SA1019 Karmada still applies the deprecated form, so its failure must be named too.
 			policy:  op("old", policyv1alpha1.OverrideSpec{Overriders: removeMissing}),
 			wantErr: "OverridePolicy shop/old spec.overriders cannot be applied: ", wantWhy: "/spec/nothing/here"},
@@ -202,10 +204,10 @@ data:
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeHub().WithObjects(
 				&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}, tc.policy).Build()
-			tpl := decode(t, tc.template)
+			tpl := fixture.Template(t, tc.template)
 			tpl.SetOwnerReferences(nil)
-			m, _, err := Manifest(tpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
-				Origin{WorkNamespace: "karmada-es-member1", WorkName: "web"}, overrides.Karmada(c))
+			m, _, err := manifest.Render(tpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
+				manifest.Origin{WorkNamespace: "karmada-es-member1", WorkName: "web"}, overrides.Karmada(c))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -287,7 +289,7 @@ func TestOverriddenBindings(t *testing.T) {
 // whose uid is a number: Karmada's image overrider converts the object to a
 // typed Deployment, which a real template always is.
 func overriddenTemplate(t *testing.T) *unstructured.Unstructured {
-	u := decode(t, deploymentYAML)
+	u := fixture.Template(t, fixture.WebDeploymentYAML)
 	u.SetOwnerReferences(nil)
 	return u
 }

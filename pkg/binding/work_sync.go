@@ -22,6 +22,7 @@ import (
 	"github.com/federator-dev/federator/internal/copystate"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
@@ -97,7 +98,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	for _, target := range b.spec.Clusters {
 		ns := names.GenerateExecutionSpaceName(target.Name)
 		wanted[ns] = true
-		o := Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
+		o := manifest.Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
 			ConflictResolution: b.spec.ConflictResolution, Pull: pull[target.Name]}
 		source := tpl
@@ -113,7 +114,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 				render = kept.overridden
 			}
 		}
-		manifest, applied, err := Manifest(source, target, b.spec.Replicas > 0, o, render)
+		manifest, applied, err := manifest.Render(source, target, b.spec.Replicas > 0, o, render)
 		if err != nil {
 			manifest, applied = overrides.LastGood(last[ns], err)
 			if manifest == nil {
@@ -223,7 +224,7 @@ const parallelWorkWrites = 16
 // spec.suspendDispatching (so any Karmada execution controller holds it too)
 // plus the hold annotations the dispatcher reports, and the overrides
 // applied as Karmada records them.
-func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied map[string]string, o Origin,
+func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied map[string]string, o manifest.Origin,
 	decision hold.Decision, templateHash string) (*workv1alpha1.Work, error) {
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {

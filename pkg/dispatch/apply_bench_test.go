@@ -16,8 +16,8 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/fixture"
+	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
-	"github.com/federator-dev/federator/pkg/binding"
 )
 
 // benchContainerCounts are the template sizes: a single-container service
@@ -32,7 +32,7 @@ func benchManifest(tb testing.TB, containers int) *unstructured.Unstructured {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, _, err := binding.Manifest(template, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, binding.Origin{
+	m, _, err := manifest.Render(template, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, manifest.Origin{
 		BindingNamespace: "shop", BindingName: "checkout-deployment", BindingID: "7c1f0e0a-9d7e-4c43-8a44-6f0f8b2c1d55",
 		WorkNamespace: "karmada-es-member1", WorkName: "checkout-6d5f7b8c9"}, overrides.None)
 	if err != nil {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +21,7 @@ import (
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/finalizers"
+	"github.com/federator-dev/federator/internal/leaving"
 	"github.com/federator-dev/federator/pkg/membership"
 )
 
@@ -41,7 +40,7 @@ func (r *clusterReconciler) ensureFinalizer(ctx context.Context, cluster *cluste
 // finishLeaving lets go of a Cluster being deleted, as Karmada's cluster
 // controller does (removeCluster): it deletes every Work in the cluster's
 // execution namespace (the member's Work controller, still running, removes
-// their objects from the member as deletionOf says), waits until none is
+// their objects from the member as leaving.DeletionOf says), waits until none is
 // left and no binding targets the cluster, then removes the finalizer. The
 // execution namespace itself stays, unlike Karmada's: on a hub without a
 // namespace controller its deletion never ends, and a cluster joining again
@@ -58,7 +57,7 @@ func (r *clusterReconciler) finishLeaving(ctx context.Context, cluster *clusterv
 	// A Pull cluster is served by its agent; one whose Ready is not True
 	// has no agent reporting, and none would let go of its Works: the hub
 	// does, touching nothing in the member, as for any cluster that leaves
-	// while not Ready (deletionOf).
+	// while not Ready (leaving.DeletionOf).
 	unserved := membership.Pull(cluster) && !meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	var errs []error
 	for i := range works.Items {
@@ -84,7 +83,7 @@ func (r *clusterReconciler) finishLeaving(ctx context.Context, cluster *clusterv
 		log.V(1).Info(fmt.Sprintf("leaving: waiting for %d Works to be deleted", len(works.Items)), "cluster", cluster.Name)
 		return ctrl.Result{RequeueAfter: leavingRecheck}, nil
 	}
-	targeting, err := BindingsTargeting(ctx, r.hub, cluster.Name)
+	targeting, err := leaving.BindingsTargeting(ctx, r.hub, cluster.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -97,40 +96,6 @@ func (r *clusterReconciler) finishLeaving(ctx context.Context, cluster *clusterv
 	}
 	log.V(1).Info("left: no Work and no binding holds it any more, finalizer removed", "cluster", cluster.Name)
 	return ctrl.Result{}, nil
-}
-
-// BindingsTargeting names the bindings whose spec.clusters still lists
-// cluster: placement leaves a Cluster being deleted out, and until the
-// binding controller has placed them again it could write a Work there.
-func BindingsTargeting(ctx context.Context, c client.Reader, cluster string) ([]string, error) {
-	targets := func(clusters []workv1alpha2.TargetCluster) bool {
-		return slices.ContainsFunc(clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == cluster })
-	}
-	var out []string
-	rbs := &workv1alpha2.ResourceBindingList{}
-	if err := c.List(ctx, rbs); noBindings(err) {
-		return nil, err
-	}
-	for _, b := range rbs.Items {
-		if targets(b.Spec.Clusters) {
-			out = append(out, "ResourceBinding "+b.Namespace+"/"+b.Name)
-		}
-	}
-	crbs := &workv1alpha2.ClusterResourceBindingList{}
-	if err := c.List(ctx, crbs); noBindings(err) {
-		return nil, err
-	}
-	for _, b := range crbs.Items {
-		if targets(b.Spec.Clusters) {
-			out = append(out, "ClusterResourceBinding "+b.Name)
-		}
-	}
-	return out, nil
-}
-
-// noBindings: a hub that does not serve a kind of binding has none of it.
-func noBindings(err error) bool {
-	return err != nil && !meta.IsNoMatchError(err)
 }
 
 // leavingClusterOfWork maps a Work that is gone to its Cluster when that

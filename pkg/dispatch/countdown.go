@@ -14,6 +14,7 @@ import (
 
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
+	"github.com/federator-dev/federator/internal/leaving"
 )
 
 // removeManifest removes manifest's object from the member if the Work
@@ -21,16 +22,16 @@ import (
 // starting its countdown (pkg/softdelete ends it). An object the hub does
 // not manage is left alone. A delay that cannot be read starts a countdown
 // that does not end by itself: bad input never deletes. In a member that
-// leaves (its Cluster being deleted), what leavingKeeps keeps stays and
+// leaves (its Cluster being deleted), what leaving.Keeps keeps stays and
 // the rest is deleted at once.
 func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Client, manifest *unstructured.Unstructured,
-	workNamespace, workName string, leaving bool) (string, error) {
+	workNamespace, workName string, clusterLeaves bool) (string, error) {
 	// Every write below is preconditioned on the copy as read: one changed
 	// meanwhile (taken over by the member's owner, created anew) is read
 	// and judged again, a few times, then left to the Work's next retry.
 	const tries = 3
 	for try := 1; ; try++ {
-		did, err := r.removeManifestAsRead(ctx, member, manifest, workNamespace, workName, leaving)
+		did, err := r.removeManifestAsRead(ctx, member, manifest, workNamespace, workName, clusterLeaves)
 		if !apierrors.IsConflict(err) || try == tries {
 			return did, err
 		}
@@ -40,14 +41,14 @@ func (r *WorkReconciler) removeManifest(ctx context.Context, member client.Clien
 // removeManifestAsRead is one attempt of removeManifest, against the
 // member copy as it reads it now.
 func (r *WorkReconciler) removeManifestAsRead(ctx context.Context, member client.Client, manifest *unstructured.Unstructured,
-	workNamespace, workName string, leaving bool) (string, error) {
+	workNamespace, workName string, clusterLeaves bool) (string, error) {
 	existing, err := getMemberObject(ctx, member, manifest)
 	if err != nil || existing == nil || !countdown.IsManagedBy(existing, workNamespace, workName) {
 		return "", err
 	}
 	delayed := countdown.Delayed(manifest)
-	if leaving {
-		if why, kept := leavingKeeps(manifest.GetKind(), delayed); kept {
+	if clusterLeaves {
+		if why, kept := leaving.Keeps(manifest.GetKind(), delayed); kept {
 			return why, nil
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/leaving"
 )
 
 func readyCondition(ready bool) []metav1.Condition {
@@ -26,57 +27,6 @@ func readyCondition(ready bool) []metav1.Condition {
 		status = metav1.ConditionTrue
 	}
 	return []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: status}}
-}
-
-func TestDeletionOf(t *testing.T) {
-	now := metav1.Now()
-	cluster := func(leaving, ready bool) *clusterv1alpha1.Cluster {
-		c := &clusterv1alpha1.Cluster{Status: clusterv1alpha1.ClusterStatus{Conditions: readyCondition(ready)}}
-		if leaving {
-			c.DeletionTimestamp = &now
-		}
-		return c
-	}
-	work := func(preserve bool) *workv1alpha1.Work {
-		return &workv1alpha1.Work{Spec: workv1alpha1.WorkSpec{PreserveResourcesOnDeletion: ptr.To(preserve)}}
-	}
-	for _, c := range []struct {
-		name     string
-		cluster  *clusterv1alpha1.Cluster
-		preserve bool
-		want     onDeletion
-	}{
-		{"a staying Ready cluster has the objects removed, countdowns and all", cluster(false, true), false, removeObjects},
-		{"a staying cluster not Ready is still tried (its Ready may lag)", cluster(false, false), false, removeObjects},
-		{"a leaving Ready cluster has them deleted at once (what leavingKeeps keeps aside)", cluster(true, true), false, removeLeaving},
-		{"a leaving cluster not Ready is not touched, so it can leave", cluster(true, false), false, leaveObjects},
-		{"a cluster that is gone is not touched", nil, false, leaveObjects},
-		{"a Work that preserves its resources leaves them, staying cluster", cluster(false, true), true, leaveObjects},
-		{"a Work that preserves its resources leaves them, leaving cluster", cluster(true, true), true, leaveObjects},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := deletionOf(c.cluster, work(c.preserve)); got != c.want {
-				t.Errorf("deletionOf = %v, want %v", got, c.want)
-			}
-		})
-	}
-}
-
-func TestLeavingKeeps(t *testing.T) {
-	for _, c := range []struct {
-		kind    string
-		delayed bool
-		kept    bool
-	}{
-		{"Deployment", false, false},
-		{"Deployment", true, true},
-		{"Namespace", false, true},
-		{"ConfigMap", true, true},
-	} {
-		if _, kept := leavingKeeps(c.kind, c.delayed); kept != c.kept {
-			t.Errorf("leavingKeeps(%s, delayed %v) = %v, want %v", c.kind, c.delayed, kept, c.kept)
-		}
-	}
 }
 
 // leave starts the deletion of the test's Cluster, Ready or not, as
@@ -312,19 +262,19 @@ func TestOnLeaveSaysWhatTheWorkControllerWillDo(t *testing.T) {
 		name  string
 		ready bool
 		work  *workv1alpha1.Work
-		want  LeaveOutcome
+		want  leaving.Outcome
 	}{
-		{"an object with no delay is deleted", true, workFixture(t, false, nil), LeaveDeleted},
-		{"a zero delay is none", true, delayedWork(t, "0s"), LeaveDeleted},
-		{"an object with a delay is kept", true, delayedWork(t, "1h"), LeaveDelayed},
-		{"an object with a delay that cannot be read is kept", true, delayedWork(t, "a day"), LeaveDelayed},
-		{"a namespace is kept", true, namespaceWork, LeaveNamespace},
-		{"a preserved object is kept", true, preserved, LeavePreserved},
-		{"a preserved object is kept, Ready or not", false, preserved, LeavePreserved},
-		{"nothing is touched in a cluster not Ready", false, workFixture(t, false, nil), LeaveUnreachable},
+		{"an object with no delay is deleted", true, workFixture(t, false, nil), leaving.Deleted},
+		{"a zero delay is none", true, delayedWork(t, "0s"), leaving.Deleted},
+		{"an object with a delay is kept", true, delayedWork(t, "1h"), leaving.Delayed},
+		{"an object with a delay that cannot be read is kept", true, delayedWork(t, "a day"), leaving.Delayed},
+		{"a namespace is kept", true, namespaceWork, leaving.Namespace},
+		{"a preserved object is kept", true, preserved, leaving.Preserved},
+		{"a preserved object is kept, Ready or not", false, preserved, leaving.Preserved},
+		{"nothing is touched in a cluster not Ready", false, workFixture(t, false, nil), leaving.Unreachable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := OnLeave(c.ready, c.work); len(got) != 1 || got[c.want] != 1 {
+			if got := leaving.OnLeave(c.ready, c.work); len(got) != 1 || got[c.want] != 1 {
 				t.Errorf("OnLeave = %v, want one %q", got, c.want)
 			}
 		})

@@ -31,8 +31,8 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
-	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
 // testNow is the clock of every test hub: AGE columns are stable.
@@ -185,7 +185,7 @@ func workFor(t *testing.T, rb *workv1alpha2.ResourceBinding, tpl *unstructured.U
 	t.Helper()
 	b := bindingOf(rb)
 	key := b.workKey(cluster)
-	m, _, err := bindingctl.Manifest(tpl, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, false, bindingctl.Origin{
+	m, _, err := manifest.Render(tpl, workv1alpha2.TargetCluster{Name: cluster, Replicas: 2}, false, manifest.Origin{
 		BindingNamespace: rb.Namespace, BindingName: rb.Name, BindingID: rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel],
 		WorkNamespace: key.Namespace, WorkName: key.Name}, overrides.None)
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/internal/copystate"
+	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/works"
-	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
 // The states `get rollout` reports per template and cluster (names fixed
@@ -125,7 +125,7 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 }
 
 // carriesTemplate reports whether work carries tpl as the binding
-// controller would write it now (pkg/binding's Manifest), i.e. whether the
+// controller would write it now (internal/manifest's Render), i.e. whether the
 // Work is at the template's latest generation.
 func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work,
 	override overrides.Func) bool {
@@ -137,7 +137,7 @@ func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alp
 	if b.clusterScoped {
 		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
-	want, _, err := bindingctl.Manifest(tpl, target, b.spec.Replicas > 0, bindingctl.Origin{
+	want, _, err := manifest.Render(tpl, target, b.spec.Replicas > 0, manifest.Origin{
 		ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
 		BindingID: b.obj.GetLabels()[idLabel], WorkNamespace: work.Namespace, WorkName: work.Name,
 		ConflictResolution: b.spec.ConflictResolution,

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
-	bindingctl "github.com/federator-dev/federator/pkg/binding"
 )
 
 // A Work carries the template when its manifest is what the hub makes of
@@ -29,7 +29,7 @@ func TestCarriesTemplateOfAPullCluster(t *testing.T) {
 	b := bindingOf(rb)
 	target := workv1alpha2.TargetCluster{Name: "member2"}
 	for _, pull := range []bool{false, true} {
-		m, _, err := bindingctl.Manifest(tpl, target, false, bindingctl.Origin{BindingNamespace: "demo", BindingName: "web-deployment",
+		m, _, err := manifest.Render(tpl, target, false, manifest.Origin{BindingNamespace: "demo", BindingName: "web-deployment",
 			BindingID: "id", WorkNamespace: "karmada-es-member2", WorkName: "w", Pull: pull}, overrides.None)
 		if err != nil {
 			t.Fatal(err)

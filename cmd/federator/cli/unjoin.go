@@ -23,7 +23,7 @@ import (
 
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
 	"github.com/federator-dev/federator/config/install"
-	"github.com/federator-dev/federator/pkg/dispatch"
+	"github.com/federator-dev/federator/internal/leaving"
 	"github.com/federator-dev/federator/pkg/membership"
 )
 
@@ -199,14 +199,14 @@ func clusterWorks(ctx context.Context, h *hub, cluster string) ([]workv1alpha1.W
 }
 
 // unjoinPlan says what deleting cluster does to what its Works placed
-// there, as the hub's Work controller will decide it (dispatch.OnLeave).
+// there, as the hub's Work controller will decide it (leaving.OnLeave).
 func unjoinPlan(cluster *clusterv1alpha1.Cluster, works []workv1alpha1.Work) string {
 	execNS := names.GenerateExecutionSpaceName(cluster.Name)
 	ready := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	isReady := ready != nil && ready.Status == metav1.ConditionTrue
-	counts := map[dispatch.LeaveOutcome]int{}
+	counts := map[leaving.Outcome]int{}
 	for i := range works {
-		for outcome, n := range dispatch.OnLeave(isReady, &works[i]) {
+		for outcome, n := range leaving.OnLeave(isReady, &works[i]) {
 			counts[outcome] += n
 		}
 	}
@@ -223,15 +223,15 @@ func unjoinPlan(cluster *clusterv1alpha1.Cluster, works []workv1alpha1.Work) str
 			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
 		}
 		fmt.Fprintf(&b, " without reaching %s, which is not Ready (%s): the objects they placed there stay, no longer managed", cluster.Name, why)
-		if n := counts[dispatch.LeavePreserved]; n > 0 {
+		if n := counts[leaving.Preserved]; n > 0 {
 			fmt.Fprintf(&b, " (%d of them preserved on deletion by their policy anyway)", n)
 		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, ", and with them what they placed in %s: %s deleted from %s", cluster.Name,
-		counted(counts[dispatch.LeaveDeleted], "1 object", "%d objects"), cluster.Name)
+		counted(counts[leaving.Deleted], "1 object", "%d objects"), cluster.Name)
 	var kept []string
-	for _, outcome := range []dispatch.LeaveOutcome{dispatch.LeavePreserved, dispatch.LeaveDelayed, dispatch.LeaveNamespace} {
+	for _, outcome := range []leaving.Outcome{leaving.Preserved, leaving.Delayed, leaving.Namespace} {
 		if n := counts[outcome]; n > 0 {
 			kept = append(kept, fmt.Sprintf("%d %s", n, outcome))
 		}
@@ -321,7 +321,7 @@ func stillLeaving(ctx context.Context, h *hub, cluster *clusterv1alpha1.Cluster,
 			fmt.Fprintf(&b, "; if %s stopped answering, its Works are let go once the hub sees it not Ready", cluster.Name)
 		}
 	default:
-		targeting, err := dispatch.BindingsTargeting(ctx, h.client, cluster.Name)
+		targeting, err := leaving.BindingsTargeting(ctx, h.client, cluster.Name)
 		if err == nil && len(targeting) > 0 {
 			fmt.Fprintf(&b, ". No Work is left, but bindings still target %s (%s): federator's binding controller places them again without it", cluster.Name, strings.Join(targeting, ", "))
 		} else {

@@ -1,4 +1,8 @@
-package binding
+// Package manifest owns what a member receives for a template: the object
+// the binding controller writes into a cluster's Work (pkg/binding), and
+// what `federator get rollout` compares a Work with to say whether it
+// carries the template as it is now.
+package manifest
 
 import (
 	"fmt"
@@ -32,7 +36,7 @@ type Origin struct {
 	Pull bool
 }
 
-// Manifest returns the object to write into one member cluster for template,
+// Render returns the object to write into one member cluster for template,
 // and the Work annotations that record the overrides applied to it: the
 // template with the cluster's share of replicas when the binding divides
 // them, then the cluster's overrides (last, as in Karmada: they have the
@@ -42,7 +46,7 @@ type Origin struct {
 // does: in particular the template's generation is not stamped (but for a
 // Pull cluster, whose agent may be Karmada's), so resuming a suspended
 // cluster does not rewrite objects whose content did not change.
-func Manifest(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin,
+func Render(template *unstructured.Unstructured, target workv1alpha2.TargetCluster, reviseReplicas bool, o Origin,
 	override overrides.Func) (*unstructured.Unstructured, map[string]string, error) {
 	m := template.DeepCopy()
 	uid := string(template.GetUID())

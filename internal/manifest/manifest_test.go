@@ -1,4 +1,4 @@
-package binding
+package manifest
 
 import (
 	"testing"
@@ -6,49 +6,10 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/federator-dev/federator/internal/fixture"
 	"github.com/federator-dev/federator/internal/overrides"
 )
-
-const deploymentYAML = `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-  uid: 0b4f5e3a-1111-2222-3333-444455556666
-  resourceVersion: "812"
-  generation: 7
-  creationTimestamp: "2026-11-01T10:00:00Z"
-  labels: {app: web}
-  annotations:
-    deployment.kubernetes.io/revision: "3"
-  managedFields:
-  - manager: kubectl
-  ownerReferences:
-  - apiVersion: v1
-    kind: ConfigMap
-    name: owner
-    uid: 1
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: nginx:1.25}]}
-status:
-  replicas: 6
-`
-
-func decode(t *testing.T, s string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 func TestManifest(t *testing.T) {
 	origin := Origin{BindingNamespace: "shop", BindingName: "web-deployment", BindingID: "rb-id",
@@ -88,7 +49,7 @@ func TestManifest(t *testing.T) {
 			wantAnno:  [2]string{workv1alpha2.ClusterResourceBindingAnnotationKey, "crb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tmpl := decode(t, deploymentYAML)
+			tmpl := fixture.Template(t, fixture.WebDeploymentYAML)
 			if tc.template != nil {
 				tc.template(tmpl)
 			}
@@ -101,7 +62,7 @@ func TestManifest(t *testing.T) {
 				}
 			}
 			before := tmpl.DeepCopy()
-			m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o, overrides.None)
+			m, _, err := Render(tmpl, workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, tc.revise, o, overrides.None)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +110,7 @@ func equalObjects(a, b *unstructured.Unstructured) bool {
 // Suspending or resuming a template must not rewrite member objects: the
 // suspension annotations stay on the hub, every other annotation travels.
 func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
-	tmpl := decode(t, deploymentYAML)
+	tmpl := fixture.Template(t, fixture.WebDeploymentYAML)
 	a := tmpl.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
@@ -158,7 +119,7 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 	a["suspended.propagation.federator.dev/member3"] = "canary"
 	a["team.example.com/owner"] = "checkout"
 	tmpl.SetAnnotations(a)
-	m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"}, overrides.None)
+	m, _, err := Render(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"}, overrides.None)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +142,10 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 // of a Deployment without it, and a Rollout reads it back to tell that the
 // member runs this manifest. A Push cluster's does not.
 func TestManifestStampsTheGenerationForPullClusters(t *testing.T) {
-	tmpl := decode(t, deploymentYAML)
+	tmpl := fixture.Template(t, fixture.WebDeploymentYAML)
 	tmpl.SetGeneration(7)
 	for _, pull := range []bool{false, true} {
-		m, _, err := Manifest(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
+		m, _, err := Render(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false,
 			Origin{WorkNamespace: "karmada-es-member1", WorkName: "w", Pull: pull}, overrides.None)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package binding
+package manifest
 
 import (
 	"encoding/json"
@@ -53,11 +53,11 @@ func BenchmarkManifest(b *testing.B) {
 		b.Run(fmt.Sprintf("containers=%d", containers), func(b *testing.B) {
 			template := deployment(b, containers)
 			target := workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}
-			if _, _, err := Manifest(template, target, true, benchOrigin, overrides.None); err != nil {
+			if _, _, err := Render(template, target, true, benchOrigin, overrides.None); err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				_, _, _ = Manifest(template, target, true, benchOrigin, overrides.None)
+				_, _, _ = Render(template, target, true, benchOrigin, overrides.None)
 			}
 			b.ReportMetric(jsonSize(b, template), "template-bytes")
 		})
@@ -72,7 +72,7 @@ func BenchmarkManifest(b *testing.B) {
 func BenchmarkWorkUpToDate(b *testing.B) {
 	for _, containers := range benchContainerCounts {
 		b.Run(fmt.Sprintf("containers=%d", containers), func(b *testing.B) {
-			manifest, _, err := Manifest(deployment(b, containers), workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, benchOrigin, overrides.None)
+			manifest, _, err := Render(deployment(b, containers), workv1alpha2.TargetCluster{Name: "member1", Replicas: 2}, true, benchOrigin, overrides.None)
 			if err != nil {
 				b.Fatal(err)
 			}
