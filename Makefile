@@ -352,7 +352,18 @@ karmada-e2e: binaries build karmada-e2e-build
 	set -o pipefail; \
 	(hack/karmada-e2e.sh --name fresh-hub 2>&1 | sed -u 's/^/[fresh-hub] /') & a=$$!; \
 	(hack/karmada-e2e.sh --hub-crds "$$(cd hack/karmada-e2e && go list -m -f '{{.Dir}}' github.com/karmada-io/karmada)/charts/karmada/_crds/bases" 2>&1 | sed -u 's/^/[karmada-crds] /') & b=$$!; \
-	wait $$a; a=$$?; wait $$b; b=$$?; exit $$((a | b))
+	wait $$a; a=$$?; wait $$b; b=$$?; \
+	$(MAKE) --no-print-directory karmada-e2e-objects; exit $$((a | b))
+
+# Karmada's suite writes the objects of each of its test namespaces into
+# /tmp/karmada/objects, a path it fixes: they are kept with the reports
+# (.karmada-e2e/objects) and nothing is left in /tmp.
+.PHONY: karmada-e2e-objects
+karmada-e2e-objects:
+	@if [ -d /tmp/karmada/objects ]; then \
+		mkdir -p $(CURDIR)/.karmada-e2e/objects && mv -f /tmp/karmada/objects/* $(CURDIR)/.karmada-e2e/objects/ 2>/dev/null; \
+		rmdir /tmp/karmada/objects /tmp/karmada 2>/dev/null; true; \
+	fi
 
 # The suite's binary alone: `make test` builds it while other stages run.
 .PHONY: karmada-e2e-build
