@@ -54,8 +54,8 @@ func TestStagesWithAnalysis(t *testing.T) {
 	if total := a.InitialDelay.Duration + a.Interval.Duration*time.Duration(*a.Count-1); total > canary.MinSuccessTime.Duration {
 		t.Errorf("the analysis takes %s, longer than the canary's soak %s", total, canary.MinSuccessTime.Duration)
 	}
-	unchanged := Stages
-	if _, err := StagesWithAnalysis("http://elsewhere"); err != nil || string(unchanged) != string(Stages) {
+	before := string(Stages)
+	if _, err := StagesWithAnalysis("http://elsewhere"); err != nil || string(Stages) != before {
 		t.Errorf("StagesWithAnalysis changed Stages (%v)", err)
 	}
 }

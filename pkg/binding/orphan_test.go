@@ -30,13 +30,7 @@ func TestFinalizeDeletesWorksTheCacheHasNotSeen(t *testing.T) {
 	ctx := context.Background()
 	b := newBindingTest(t, nil, interceptor.Funcs{})
 	b.reconcile(t)
-	rb := &workv1alpha2.ResourceBinding{}
-	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.hub.Delete(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
+	b.deleteBinding(t)
 	// The cache behind: it lists no Work at all.
 	b.works.APIReader = b.hub
 	b.works.Client = interceptor.NewClient(b.hub.(client.WithWatch), interceptor.Funcs{

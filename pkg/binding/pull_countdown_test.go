@@ -130,15 +130,9 @@ func TestAPullClustersWorkOutlivesItsBindingForItsDeletionDelay(t *testing.T) {
 	b.pullMember2(t)
 	b.setDelay(t, b.policy(t), "1h")
 	b.reconcile(t)
-	rb := &workv1alpha2.ResourceBinding{}
-	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.hub.Delete(ctx, rb); err != nil {
-		t.Fatal(err)
-	}
+	b.deleteBinding(t)
 	b.reconcile(t)
-	if err := b.hub.Get(ctx, bindingKey, rb); err == nil {
+	if rb := (&workv1alpha2.ResourceBinding{}); b.hub.Get(ctx, bindingKey, rb) == nil {
 		t.Errorf("the binding stays, finalizers %v", rb.Finalizers)
 	}
 	if ws := b.worksIn(t, "member1"); len(ws) != 0 && ws[0].DeletionTimestamp.IsZero() {

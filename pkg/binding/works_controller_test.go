@@ -98,6 +98,19 @@ func (b *bindingTest) reconcile(t *testing.T) {
 	}
 }
 
+// deleteBinding deletes the test's binding, as the detector does when its
+// template goes; its finalizer holds it.
+func (b *bindingTest) deleteBinding(t *testing.T) {
+	t.Helper()
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := b.hub.Get(context.Background(), bindingKey, rb); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.hub.Delete(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (b *bindingTest) events() []string { return fixture.Events(b.recorder) }
 
 func (b *bindingTest) work(t *testing.T, cluster string) *workv1alpha1.Work {

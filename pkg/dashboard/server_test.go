@@ -230,7 +230,8 @@ func TestPageScalesMaxFailuresAgainstTheStage(t *testing.T) {
 // and for each cluster its verdicts and last measurement, as `federator
 // rollout status` does; one without shows no Analysis column.
 func TestPageShowsAnalysisVerdicts(t *testing.T) {
-	page := get(t, func() string { _, srv := newTestServer(t, fleet()...); return srv.URL + "/" }())
+	_, plain := newTestServer(t, fleet()...)
+	page := get(t, plain.URL+"/")
 	if strings.Contains(page, "<th scope=\"col\">Analysis</th>") || strings.Contains(page, "analysis:") {
 		t.Errorf("a Rollout without an analysis shows one:\n%s", page)
 	}
