@@ -110,9 +110,11 @@ install-manifests:
 	hack/gen-install.sh
 
 # docs/cli.md, the command reference, generated from the commands' own help
-# (`federator docs`); cmd/federator's tests fail when it is stale.
+# (`federator docs`), and docs/architecture.md's table of keys, from
+# apis/keys; their tests fail when either is stale.
 docs:
 	go run ./cmd/federator docs --out docs/cli.md
+	go test ./apis/keys -run TestArchitectureDocIsCurrent -count=1 -update
 
 vet:
 	go vet ./...

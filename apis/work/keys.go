@@ -148,4 +148,7 @@ const (
 	// which deletes the Work (and so the member namespace) once nothing
 	// keeps it.
 	NamespaceKeptAnnotation = "namespace.federator.dev/kept"
+	// NamespaceWorkLabel marks the Works the namespace sync controller
+	// writes: its value is the hub namespace the Work is for.
+	NamespaceWorkLabel = "namespace.federator.dev/name"
 )

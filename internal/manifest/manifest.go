@@ -7,7 +7,6 @@ package manifest
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
@@ -15,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/apis/keys"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/overrides"
 )
@@ -75,10 +74,11 @@ func Render(template *unstructured.Unstructured, target workv1alpha2.TargetClust
 		annotations = map[string]string{}
 	}
 	// What holds a template is the hub's business: members do not get the
-	// suspension annotations, so suspending or resuming a template rewrites
-	// no member object, held or not.
+	// keys apis/keys' table keeps on the hub (the suspension annotations,
+	// the gates), so suspending, resuming or gating a template rewrites no
+	// member object, held or not.
 	for k := range annotations {
-		if k == policykeys.SuspendedAnnotation || strings.HasPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix) {
+		if !keys.ToMembers(k) {
 			delete(annotations, k)
 		}
 	}

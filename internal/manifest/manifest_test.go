@@ -107,8 +107,9 @@ func equalObjects(a, b *unstructured.Unstructured) bool {
 	return string(ja) == string(jb)
 }
 
-// Suspending or resuming a template must not rewrite member objects: the
-// suspension annotations stay on the hub, every other annotation travels.
+// Suspending, resuming or gating a template must not rewrite member
+// objects: the suspension and gate annotations stay on the hub (apis/keys),
+// every other annotation travels.
 func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 	tmpl := fixture.Template(t, fixture.WebDeploymentYAML)
 	a := tmpl.GetAnnotations()
@@ -117,6 +118,8 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 	}
 	a["propagation.federator.dev/suspended"] = "incident 42"
 	a["suspended.propagation.federator.dev/member3"] = "canary"
+	a["gating.federator.dev/gates"] = "approval"
+	a["rollouts.federator.dev/anything"] = "x"
 	a["team.example.com/owner"] = "checkout"
 	tmpl.SetAnnotations(a)
 	m, _, err := Render(tmpl, workv1alpha2.TargetCluster{Name: "member1"}, false, Origin{WorkNamespace: "karmada-es-member1", WorkName: "w"}, overrides.None)
@@ -124,7 +127,8 @@ func TestManifestLeavesSuspensionOnTheHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := m.GetAnnotations()
-	for _, k := range []string{"propagation.federator.dev/suspended", "suspended.propagation.federator.dev/member3"} {
+	for _, k := range []string{"propagation.federator.dev/suspended", "suspended.propagation.federator.dev/member3",
+		"gating.federator.dev/gates", "rollouts.federator.dev/anything"} {
 		if _, ok := got[k]; ok {
 			t.Errorf("member manifest carries %s", k)
 		}

@@ -18,13 +18,13 @@ import (
 	"github.com/karmada-io/karmada/pkg/resourceinterpreter/default/native/prune"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/apis/keys"
 )
 
 // Hash identifies the content a template sends to members: the template
 // without its status and the fields only the hub has (Karmada's prune),
-// and without the annotations that hold or delay it (suspending a template
-// or setting its deletion delay is no new revision).
+// and without the annotations that are no new revision in apis/keys' table
+// (suspending a template, gating it or setting its deletion delay is none).
 func Hash(tpl *unstructured.Unstructured) (string, error) {
 	m := tpl.DeepCopy()
 	if err := prune.RemoveIrrelevantFields(m); err != nil {
@@ -33,8 +33,7 @@ func Hash(tpl *unstructured.Unstructured) (string, error) {
 	delete(m.Object, "status")
 	if a := m.GetAnnotations(); a != nil {
 		for k := range a {
-			if k == policykeys.SuspendedAnnotation || strings.HasPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix) ||
-				k == policykeys.DeletionDelayAnnotation || k == lastApplied || strings.HasPrefix(k, "rollouts.federator.dev/") {
+			if !keys.NewRevision(k) {
 				delete(a, k)
 			}
 		}
@@ -50,10 +49,6 @@ func Hash(tpl *unstructured.Unstructured) (string, error) {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:8]), nil
 }
-
-// lastApplied is kubectl's copy of what was applied: it changes with the
-// content (already hashed) and with the annotations that are no revision.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Stamp is what a binding's rollouts.federator.dev/revision annotation
 // says: the Rollout (by UID) and its revision that took in the content

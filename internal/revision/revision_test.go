@@ -38,6 +38,7 @@ func TestHashChangesWithContentOnly(t *testing.T) {
 		{"suspended", deployment("nginx:1.25", map[string]any{"propagation.federator.dev/suspended": "incident"})},
 		{"suspended on one cluster", deployment("nginx:1.25", map[string]any{"suspended.propagation.federator.dev/member2": "true"})},
 		{"a deletion delay", deployment("nginx:1.25", map[string]any{"federator.dev/deletion-delay": "10m"})},
+		{"gated", deployment("nginx:1.25", map[string]any{"gating.federator.dev/gates": "approval"})},
 		{"kubectl's last-applied copy", deployment("nginx:1.25", map[string]any{"kubectl.kubernetes.io/last-applied-configuration": "{}"})},
 	}
 	for _, tc := range same {

@@ -4,18 +4,15 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"strings"
 
-	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
-	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/apis/keys"
 )
 
 // isHoldAnnotation says whether an annotation of a template, a policy or a
-// Cluster is one the checks read: the suspended annotation, a per-cluster
-// suspended annotation, the gates it waits for, its deletion delay.
+// Cluster is one the checks or the countdowns read (apis/keys' table: the
+// suspended annotations, the gates it waits for, its deletion delay).
 func isHoldAnnotation(key string) bool {
-	return key == policykeys.SuspendedAnnotation || strings.HasPrefix(key, policykeys.ClusterSuspendedAnnotationPrefix) ||
-		key == gatingv1alpha1.GatesAnnotation || key == policykeys.DeletionDelayAnnotation
+	return keys.DecidesHolds(key)
 }
 
 // Annotations are the annotations among annotations that decide holds; nil
@@ -45,18 +42,18 @@ func AnnotationsChanged(old, new map[string]string) bool {
 // binding (workkeys.TemplateHoldsAnnotation), so the binding controller can
 // tell a hold change from any other change of the template.
 func AnnotationsDigest(annotations map[string]string) string {
-	var keys []string
+	var held []string
 	for k := range annotations {
 		if isHoldAnnotation(k) {
-			keys = append(keys, k)
+			held = append(held, k)
 		}
 	}
-	if len(keys) == 0 {
+	if len(held) == 0 {
 		return ""
 	}
-	slices.Sort(keys)
+	slices.Sort(held)
 	h := fnv.New64a()
-	for _, k := range keys {
+	for _, k := range held {
 		_, _ = h.Write([]byte(k + "=" + annotations[k] + "\x00"))
 	}
 	return strconv.FormatUint(h.Sum64(), 36)

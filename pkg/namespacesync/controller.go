@@ -40,7 +40,7 @@ import (
 )
 
 // ownerLabel marks the Works this controller writes.
-const ownerLabel = "namespace.federator.dev/name"
+const ownerLabel = workkeys.NamespaceWorkLabel
 
 var skipped = regexp.MustCompile(`^kube-.*$`)
 

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/federator-dev/federator/apis/keys"
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/works"
@@ -187,25 +188,26 @@ func diffCluster(ctx context.Context, h *hub, cluster string, work *workv1alpha1
 	return unifiedDiff(cluster, desired, live, dryRun)
 }
 
-// resumedManifest is what the Work would carry once resumed: the suspension
-// annotations a template carries now are gone by then (resume removes
-// them) and are no change the resume brings.
+// resumedManifest is what the Work would carry once resumed: the keys the
+// hub keeps (apis/keys: the suspension annotations, which resume removes,
+// the gates) are no change the resume brings; a Work written before members
+// stopped getting them may still carry them.
 func resumedManifest(work *workv1alpha1.Work) *unstructured.Unstructured {
 	m := works.FirstManifest(work)
 	if m == nil {
 		return nil
 	}
-	stripSuspensionAnnotations(m)
+	stripHubKeys(m)
 	return m
 }
 
-func stripSuspensionAnnotations(u *unstructured.Unstructured) {
+func stripHubKeys(u *unstructured.Unstructured) {
 	a := u.GetAnnotations()
 	if a == nil {
 		return
 	}
 	for k := range a {
-		if k == policykeys.SuspendedAnnotation || strings.HasPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix) {
+		if !keys.ToMembers(k) {
 			delete(a, k)
 		}
 	}

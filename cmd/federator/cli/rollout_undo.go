@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/apis/keys"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	"github.com/federator-dev/federator/internal/revision"
 )
@@ -216,7 +216,8 @@ func restoreContent(live, kept *unstructured.Unstructured) *unstructured.Unstruc
 	return out
 }
 
+// holdAnnotation: the keys that hold a template or delay its deletion
+// (apis/keys), which undo leaves as they are.
 func holdAnnotation(k string) bool {
-	return k == policykeys.SuspendedAnnotation || strings.HasPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix) ||
-		k == policykeys.DeletionDelayAnnotation
+	return keys.DecidesHolds(k)
 }
