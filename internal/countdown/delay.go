@@ -1,9 +1,14 @@
-// Package countdown owns what the deletion countdown's two writers share:
-// which deletion delay is in force for a template (pure), the tombstone on
-// the hub that records a running countdown, and the member-side steps of
-// starting and taking back a countdown. The dispatcher starts countdowns
-// and takes them back when an object is placed again; pkg/softdelete ends
-// them.
+// Package countdown owns a deletion countdown from its mark to its
+// tombstone to its end: which deletion delay is in force for a template
+// and what a delay's value means (Parse, "0" is none, Capped, Delayed;
+// pure), the member-side steps of starting and taking back a countdown
+// (the federator.dev/deletion-timestamp mark), the tombstone on the hub
+// that records it, the Works kept for Pull clusters while one runs
+// (KeepWork), and how it ends (Decide, pure). The controllers act on it:
+// the dispatcher starts countdowns and takes them back when an object is
+// placed again, the binding controller keeps Pull clusters' Works,
+// pkg/softdelete ends countdowns, and pkg/namespacesync keeps a member
+// namespace while one runs in it.
 package countdown
 
 import (
@@ -29,6 +34,14 @@ func Parse(raw string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is negative: a delay is a positive Go duration (e.g. 24h, 90m)", raw)
 	}
 	return d, nil
+}
+
+// Capped is d capped at max (max <= 0: no cap), and whether it was.
+func Capped(d, max time.Duration) (time.Duration, bool) {
+	if max > 0 && d > max {
+		return max, true
+	}
+	return d, false
 }
 
 // Source is one place a delay can be set: a template or its policy, by
@@ -69,14 +82,11 @@ func Effective(template, policy Source, max time.Duration) Delay {
 	}
 	d := Delay{Set: true, From: from.Name, Raw: raw}
 	value, err := Parse(raw)
-	switch {
-	case err != nil:
+	if err != nil {
 		d.Problem = fmt.Sprintf("deletion delay %s on %s: %v", raw, from.Name, err)
-	case max > 0 && value > max:
-		d.Value, d.Capped = max, true
-	default:
-		d.Value = value
+		return d
 	}
+	d.Value, d.Capped = Capped(value, max)
 	return d
 }
 
@@ -110,9 +120,17 @@ func (d Delay) Message(max time.Duration) string {
 // deletion delay that is not zero (one that cannot be read waits too, for
 // ever: bad input never deletes).
 func Delayed(manifest metav1.Object) bool {
-	raw, delayed := manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation]
-	if d, err := Parse(raw); delayed && err == nil && d == 0 {
+	raw, present := manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation]
+	return DelaysDeletion(raw, present)
+}
+
+// DelaysDeletion says whether a deletion-delay annotation makes a deletion
+// wait, from its value and whether it is there at all: absent or "0" (any
+// zero duration) does not; any other value does, one that cannot be read
+// for ever (bad input never deletes).
+func DelaysDeletion(raw string, present bool) bool {
+	if d, err := Parse(raw); !present || err == nil && d == 0 {
 		return false
 	}
-	return delayed
+	return true
 }

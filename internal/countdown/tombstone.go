@@ -79,9 +79,7 @@ func (t Tombstone) DueAt(max time.Duration) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	if max > 0 && d > max {
-		d = max
-	}
+	d, _ = Capped(d, max)
 	return t.StartedAt.Add(d), true
 }
 

@@ -46,7 +46,7 @@ func Keepers(ns string, works []workv1alpha1.Work, tombstones []countdown.Tombst
 				continue
 			}
 			delay, ok := meta.Metadata.Annotations[policykeys.DeletionDelayAnnotation]
-			if d, err := countdown.Parse(delay); !ok || err == nil && d == 0 {
+			if !countdown.DelaysDeletion(delay, ok) {
 				continue
 			}
 			if w.DeletionTimestamp.IsZero() {

@@ -103,13 +103,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obj := &unstructured.Unstructured{}
 	obj.SetAPIVersion(t.APIVersion)
 	obj.SetKind(t.Kind)
-	var observed Observed
+	var observed countdown.Observed
 	switch err := member.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return ctrl.Result{}, "", err
 	default:
-		observed = Observed{Exists: true, UID: obj.GetUID()}
+		observed = countdown.Observed{Exists: true, UID: obj.GetUID()}
 		observed.StartedAt, observed.HasStartedAt = countdown.StartedAt(obj)
 	}
 
@@ -140,17 +140,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // decide is what the countdown takes at now, done when it is not a
 // deletion (or a deletion to wait for); gone says how its object went.
-func (r *Reconciler) decide(ctx context.Context, t countdown.Tombstone, observed Observed, now time.Time, gone string) (ctrl.Result, string, bool, error) {
-	action, wait := Decide(t, observed, now, r.MaxDelay)
+func (r *Reconciler) decide(ctx context.Context, t countdown.Tombstone, observed countdown.Observed, now time.Time, gone string) (ctrl.Result, string, bool, error) {
+	action, wait := countdown.Decide(t, observed, now, r.MaxDelay)
 	switch action {
-	case Wait:
+	case countdown.Wait:
 		return ctrl.Result{RequeueAfter: wait}, fmt.Sprintf("%s in %s: deleted in %s", t.Object(), t.Cluster, wait), true, nil
-	case Keep:
+	case countdown.Keep:
 		return ctrl.Result{}, fmt.Sprintf("%s in %s: kept, deletion delay %q is invalid", t.Object(), t.Cluster, t.Delay), true, nil
-	case TakenBack:
+	case countdown.TakenBack:
 		return ctrl.Result{}, "taken back", true, r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCancelled,
 			countdown.TakenBackMessage(t), false)
-	case Gone:
+	case countdown.Gone:
 		return ctrl.Result{}, "gone", true, r.end(ctx, t, corev1.EventTypeNormal, workkeys.EventReasonSoftDeletionCompleted,
 			fmt.Sprintf("%s; its countdown, started %s, is over", gone, t.StartedAt.UTC().Format(time.RFC3339)), true)
 	}

@@ -25,13 +25,13 @@ import (
 // object.
 func (r *Reconciler) reconcileKept(ctx context.Context, t countdown.Tombstone) (ctrl.Result, string, error) {
 	work := &workv1alpha1.Work{}
-	var observed Observed
+	var observed countdown.Observed
 	switch err := r.fresh().Get(ctx, client.ObjectKey{Namespace: names.GenerateExecutionSpaceName(t.Cluster), Name: t.Work}, work); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return ctrl.Result{}, "", err
 	case work.DeletionTimestamp.IsZero():
-		observed = Observed{Exists: true, UID: work.UID}
+		observed = countdown.Observed{Exists: true, UID: work.UID}
 		observed.StartedAt, observed.HasStartedAt = countdown.StartedAt(work)
 	}
 	now := r.Clock.Now()

@@ -1,21 +1,19 @@
-package softdelete
+package countdown
 
 import (
 	"testing"
 	"time"
-
-	"github.com/federator-dev/federator/internal/countdown"
 )
 
 func TestDecide(t *testing.T) {
 	started := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	tomb := countdown.Tombstone{Cluster: "member3", Kind: "Deployment", Namespace: "demo", Name: "web", UID: "u-1",
+	tomb := Tombstone{Cluster: "member3", Kind: "Deployment", Namespace: "demo", Name: "web", UID: "u-1",
 		StartedAt: started, Delay: "10m"}
 	marked := Observed{Exists: true, UID: "u-1", StartedAt: started, HasStartedAt: true}
-	with := func(f func(*countdown.Tombstone)) countdown.Tombstone { t := tomb; f(&t); return t }
+	with := func(f func(*Tombstone)) Tombstone { t := tomb; f(&t); return t }
 	cases := []struct {
 		name   string
-		tomb   countdown.Tombstone
+		tomb   Tombstone
 		member Observed
 		now    time.Time
 		max    time.Duration
@@ -34,22 +32,22 @@ func TestDecide(t *testing.T) {
 		{name: "deleted in the member directly: gone", tomb: tomb, member: Observed{}, now: started, want: Gone},
 		{name: "another object of the same name: the counted one is gone", tomb: tomb,
 			member: Observed{Exists: true, UID: "u-2", StartedAt: started, HasStartedAt: true}, now: started, want: Gone},
-		{name: "a bad delay keeps the object, without coming back", tomb: with(func(t *countdown.Tombstone) { t.Delay = "24 hours" }),
+		{name: "a bad delay keeps the object, without coming back", tomb: with(func(t *Tombstone) { t.Delay = "24 hours" }),
 			member: marked, now: started.Add(1000 * time.Hour), want: Keep},
-		{name: "deletion now asked: delete before the delay ends", tomb: with(func(t *countdown.Tombstone) { t.DeleteNow = started }),
+		{name: "deletion now asked: delete before the delay ends", tomb: with(func(t *Tombstone) { t.DeleteNow = started }),
 			member: marked, now: started.Add(time.Second), want: Delete},
-		{name: "deletion now asked for an object with a bad delay: delete", tomb: with(func(t *countdown.Tombstone) {
+		{name: "deletion now asked for an object with a bad delay: delete", tomb: with(func(t *Tombstone) {
 			t.Delay, t.DeleteNow = "-5m", started
 		}), member: marked, now: started, want: Delete},
-		{name: "a delay above the maximum ends at the maximum", tomb: with(func(t *countdown.Tombstone) { t.Delay = "1000h" }),
+		{name: "a delay above the maximum ends at the maximum", tomb: with(func(t *Tombstone) { t.Delay = "1000h" }),
 			member: marked, now: started, max: 720 * time.Hour, want: Wait, wait: 720 * time.Hour},
 		{name: "a due time fixed at the start outlives a lower maximum (a restart with a lower --max-deletion-delay)",
-			tomb:   with(func(t *countdown.Tombstone) { t.Due = started.Add(10 * time.Minute) }),
+			tomb:   with(func(t *Tombstone) { t.Due = started.Add(10 * time.Minute) }),
 			member: marked, now: started.Add(2 * time.Minute), max: time.Minute, want: Wait, wait: 8 * time.Minute},
-		{name: "a due time fixed at the start is kept even above the maximum now", tomb: with(func(t *countdown.Tombstone) {
+		{name: "a due time fixed at the start is kept even above the maximum now", tomb: with(func(t *Tombstone) {
 			t.Delay, t.Due = "1000h", started.Add(1000*time.Hour)
 		}), member: marked, now: started, max: 720 * time.Hour, want: Wait, wait: 1000 * time.Hour},
-		{name: "a fixed due time that has passed: delete", tomb: with(func(t *countdown.Tombstone) { t.Due = started.Add(10 * time.Minute) }),
+		{name: "a fixed due time that has passed: delete", tomb: with(func(t *Tombstone) { t.Due = started.Add(10 * time.Minute) }),
 			member: marked, now: started.Add(10 * time.Minute), max: time.Hour, want: Delete},
 	}
 	for _, c := range cases {

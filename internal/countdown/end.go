@@ -1,23 +1,9 @@
-// Package softdelete owns ending deletion countdowns. When the hub would
-// delete an object from a member and the object carries a deletion delay
-// (federator.dev/deletion-delay), the dispatcher marks the member object
-// with federator.dev/deletion-timestamp, records the countdown in a
-// tombstone on the hub (a ConfigMap in karmada-es-<cluster>, see
-// internal/countdown) and lets the Work go. This controller reconciles
-// tombstones: it comes back exactly when a delay ends, deletes the member
-// object then (only the same object, still marked with the same start),
-// deletes at once when `federator delete --now` asks, and drops the
-// tombstone of an object placed there again or already gone. Everything
-// it decides from is stored (the tombstone and the member object), so a
-// restart loses no countdown.
-package softdelete
+package countdown
 
 import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/federator-dev/federator/internal/countdown"
 )
 
 // Observed is what the member holds under a tombstone's name.
@@ -49,9 +35,9 @@ const (
 	Gone Action = "Gone"
 )
 
-// Decide is what to do with a countdown at now: the delay in force is the
+// Decide is how a countdown ends, at now (pkg/softdelete acts on it): the delay in force is the
 // tombstone's, capped at max.
-func Decide(t countdown.Tombstone, member Observed, now time.Time, max time.Duration) (Action, time.Duration) {
+func Decide(t Tombstone, member Observed, now time.Time, max time.Duration) (Action, time.Duration) {
 	switch {
 	case !member.Exists || member.UID != t.UID:
 		return Gone, 0
