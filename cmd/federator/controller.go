@@ -48,13 +48,10 @@ func addHubFlags(fs *pflag.FlagSet, o *hub.Options) {
 	fs.IntVar(&o.Verbosity, "v", o.Verbosity, "log verbosity: 1 logs one line per reconcile outcome (held and why, applied, unchanged, deleted)")
 }
 
-// newLogger logs JSON lines to w at the verbosity --v asks for.
-func newLogger(w io.Writer, verbosity int) logr.Logger {
-	return newFlagLogger(w, verbosity, &zap.Options{})
-}
-
-// newFlagLogger is newLogger as zap's flags (--zap-log-level,
-// --zap-encoder, ...) change it; --zap-log-level wins over --v.
+// newFlagLogger logs JSON lines to w at the verbosity --v asks for, as
+// zap's flags (--zap-log-level, --zap-encoder, ...) change it;
+// --zap-log-level wins over --v. (`federator up` logs to its
+// federator.log as this does without zap's flags: pkg/localfleet.)
 func newFlagLogger(w io.Writer, verbosity int, flags *zap.Options) logr.Logger {
 	opts := []zap.Opts{zap.UseFlagOptions(flags), zap.WriteTo(w)}
 	if flags.Level == nil {

@@ -1,4 +1,4 @@
-package main
+package localfleet
 
 import (
 	"fmt"
@@ -19,11 +19,11 @@ import (
 // staged rollout: with the sample's Rollout, a good version that walks
 // through the stages by itself, a broken one stopped and rolled back at the
 // canary, undo, and a pause during the soak; by hand elsewhere.
-func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Duration) {
+func printReady(out io.Writer, f fleet.Running, o state, startup time.Duration) {
 	hubEndpoint, members := f.Endpoints()
 	dir := filepath.Dir(hubEndpoint.KubeconfigPath)
 	fmt.Fprintf(out, "federator: ready: hub and %d members%s; kubeconfigs in %s (hub.kubeconfig, member1.kubeconfig, ...); Ctrl-C stops everything; started in %.1fs\n",
-		len(members), pullNote(members, o.pullMembers), dir, startup.Seconds())
+		len(members), pullNote(members, o.PullMembers), dir, startup.Seconds())
 	if o.dashboardURL != "" {
 		fmt.Fprintf(out, "federator: dashboard (read-only, live): %s\n", o.dashboardURL)
 	}
@@ -31,7 +31,7 @@ func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Durati
 		fmt.Fprintf(out, "federator: prometheus: %s (the members' %s, scraped every %s; steer them with ConfigMap %s/%s in a member)\n",
 			o.prometheusURL, fleetmetrics.RequestsTotal, fleet.PrometheusScrapeInterval, fleetmetrics.SteeringNamespace, fleetmetrics.SteeringName)
 	}
-	if !o.sample {
+	if !o.Sample {
 		return
 	}
 	var memberNames []string
@@ -45,8 +45,8 @@ func printReady(out io.Writer, f fleet.Running, o upOptions, startup time.Durati
 A staged rollout sample is applied: Deployment demo/web (%s) goes to every member.
 `, o.image("1.25"))
 	federator := selfCommand()
-	if kubectl := filepath.Join(o.binDir, "kubectl"); isExecutable(kubectl) {
-		abs, err := filepath.Abs(o.binDir)
+	if kubectl := filepath.Join(o.BinDir, "kubectl"); isExecutable(kubectl) {
+		abs, err := filepath.Abs(o.BinDir)
 		if err == nil {
 			fmt.Fprintf(out, "The commands below run the kubectl that `make binaries` built; put it first on your PATH:\n  export PATH=%s:\"$PATH\"\n",
 				shellQuote(abs))
@@ -74,7 +74,7 @@ A staged rollout sample is applied: Deployment demo/web (%s) goes to every membe
 	}
 	// The -broken version fails on purpose only in the local fleet's
 	// simulated nodes; kind nodes run real containers.
-	simulated := o.workloads && o.provider != providerKind
+	simulated := o.Workloads && o.Provider != ProviderKind
 	if simulated {
 		fmt.Fprintf(out, "%d. Roll out nginx:1.27-broken; only %s gets it, and its new pod never becomes ready (READY 0/2), so the rollout stops there:\n"+
 			"  kubectl --kubeconfig %s -n demo set image deploy/web web=nginx:1.27-broken\n"+

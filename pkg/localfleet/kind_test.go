@@ -1,33 +1,26 @@
-package main
+package localfleet
 
 import (
 	"bytes"
-	"fmt"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/federator-dev/federator/config/samples"
+	"github.com/federator-dev/federator/pkg/hub"
 	"github.com/federator-dev/federator/pkg/kindfleet"
-	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
-// runUp runs `federator up` with args and returns what it printed and its error.
-func runUp(t *testing.T, args ...string) (string, error) {
+// runKind runs a kind fleet of two members in dir, as `federator up
+// --provider kind --members 2 --dir DIR` does with --engine engine and
+// --node-image nodeImage, and returns its error.
+func runKind(t *testing.T, dir string, engine kindfleet.Engine, nodeImage string) error {
 	t.Helper()
-	root := newRootCommand("federator")
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"up"}, args...))
-	err := root.Execute()
-	return out.String(), err
+	return Run(context.Background(), io.Discard, Options{Members: 2, Dir: dir, Hub: hub.DefaultOptions(), Provider: ProviderKind,
+		NodeImage: nodeImage, KindPrefix: kindfleet.DefaultPrefix, Engine: engine})
 }
 
 // On a machine where kind cannot run, `federator up --provider kind` says
@@ -42,7 +35,7 @@ func TestUpWithKindSaysWhatIsMissingAndLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
 	t.Run("no daemon", func(t *testing.T) {
 		t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "absent.sock"))
-		_, err := runUp(t, "--provider", "kind", "--members", "2", "--dir", dir, "--engine", "docker")
+		err := runKind(t, dir, kindfleet.EngineDocker, "")
 		if err == nil {
 			t.Fatal("up --provider kind succeeded without a Docker daemon")
 		}
@@ -68,7 +61,7 @@ func TestUpWithKindSaysWhatIsMissingAndLeavesNothing(t *testing.T) {
 		if out, err := exec.Command("docker", "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {
 			t.Skipf("no Docker daemon answers: %s", out)
 		}
-		_, err := runUp(t, "--provider", "kind", "--members", "2", "--dir", dir, "--node-image", "federator.invalid/node:v0", "--engine", "docker")
+		err := runKind(t, dir, kindfleet.EngineDocker, "federator.invalid/node:v0")
 		if err == nil {
 			t.Skip("kind can run here: nothing is missing")
 		}
@@ -116,7 +109,7 @@ func TestUpWithKindAndNeitherEngineSaysInstallPodman(t *testing.T) {
 	}
 	t.Setenv("PATH", bin)
 	dir := filepath.Join(t.TempDir(), "fleet")
-	_, err = runUp(t, "--provider", "kind", "--members", "2", "--dir", dir)
+	err = runKind(t, dir, kindfleet.EngineAuto, "")
 	if err == nil {
 		t.Skip("kind runs on this Docker: auto does not look for podman")
 	}
@@ -127,88 +120,5 @@ func TestUpWithKindAndNeitherEngineSaysInstallPodman(t *testing.T) {
 	}
 	if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
 		t.Errorf("%s was created (%v); a fleet that cannot start leaves nothing", dir, statErr)
-	}
-}
-
-// Flags of one provider are refused with the other rather than ignored.
-func TestUpRefusesFlagsOfTheOtherProvider(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--node-image", "x"}, "--node-image does not apply to --provider local"},
-		{[]string{"--provider", "kind", "--nodes", "3"}, "--nodes does not apply to --provider kind"},
-		{[]string{"--provider", "kind", "--bin-dir", "bin"}, "--bin-dir does not apply to --provider kind"},
-		{[]string{"--provider", "kind", "--prometheus"}, "--prometheus does not apply to --provider kind"},
-		{[]string{"--provider", "vm"}, `--provider "vm": use local (no container engine needed) or kind`},
-		{[]string{"--engine", "podman"}, "--engine does not apply to --provider local"},
-		{[]string{"--provider", "kind", "--engine", "lxc"}, `--engine "lxc": use auto, docker or podman`},
-		{[]string{"--provider", "kind", "--kind-prefix", "Fleet"}, `kind cluster prefix "Fleet": use lowercase letters`},
-	} {
-		_, err := runUp(t, append(tc.args, "--dir", filepath.Join(t.TempDir(), "fleet"))...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("up %s: %v, want %q", strings.Join(tc.args, " "), err, tc.want)
-		}
-	}
-}
-
-// Where kind members have the workload images, the sample runs
-// federator/web with a readiness probe its -broken tags fail, and the
-// printed steps name its tags; everything else of the sample is unchanged.
-func TestKindSampleRunsTheWorkloadImage(t *testing.T) {
-	o := upOptions{provider: providerKind, workloads: true, kindWorkloads: true, sample: true}
-	objs, err := yamldocs.Decode(o.sampleRollout())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := yamldocs.Decode(samples.Rollout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(objs) != len(want) {
-		t.Fatalf("%d objects, want the sample's %d", len(objs), len(want))
-	}
-	for i, u := range objs {
-		if u.GetKind() != "Deployment" {
-			if !reflect.DeepEqual(u.Object, want[i].Object) {
-				t.Errorf("%s %s changed: %v", u.GetKind(), u.GetName(), u.Object)
-			}
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-		c := containers[0].(map[string]any)
-		if c["image"] != "federator/web:1.25" {
-			t.Errorf("image %v, want federator/web:1.25", c["image"])
-		}
-		probe, _, _ := unstructured.NestedMap(c, "readinessProbe", "httpGet")
-		if probe["path"] != "/readyz" || fmt.Sprint(probe["port"]) != "8080" {
-			t.Errorf("readinessProbe.httpGet %v, want /readyz on 8080 (the workload image's)", probe)
-		}
-	}
-	if !o.staged() {
-		t.Error("a kind fleet with the workload images does not get the sample's Rollout")
-	}
-	if (upOptions{provider: providerKind, workloads: true}).staged() {
-		t.Error("a kind fleet without the workload images gets the sample's Rollout; -broken would fail nowhere")
-	}
-	if got := (upOptions{provider: providerKind, workloads: true}).sampleRollout(); !bytes.Equal(got, samples.Rollout) {
-		t.Error("a kind fleet without the workload images gets a changed sample")
-	}
-
-	var out bytes.Buffer
-	printReady(&out, sampleFleet(t.TempDir(), "member1", "member2", "member3"), o, time.Second)
-	for _, want := range []string{
-		"Deployment demo/web (federator/web:1.25) goes to every member",
-		"1. Roll out federator/web:1.26; it walks through the stages by itself",
-		"set image deploy/web web=federator/web:1.27-broken\n",
-		"2. Roll out federator/web:1.27-broken; only member1 gets it, its new pod never becomes ready, and within a minute the rollout fails (status exits 1) and puts member1 back on federator/web:1.26;",
-		"4. Roll out federator/web:1.28 and pause it",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("missing %q in:\n%s", want, out.String())
-		}
-	}
-	if strings.Contains(out.String(), "nginx") {
-		t.Errorf("nginx named where members run federator/web:\n%s", out.String())
 	}
 }
