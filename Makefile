@@ -26,7 +26,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 # spec puts it in the image (FROM scratch) instead of compiling it again.
 export CGO_ENABLED := 0
 
-.PHONY: all build image install binaries manifests install-manifests docs test unit e2e bench up vet fmt clean
+.PHONY: all build image install binaries manifests kustomizations docs test unit e2e bench up vet fmt clean
 
 all: build binaries
 
@@ -98,16 +98,18 @@ $(BIN)/kubeadm: hack/tools/go.mod
 $(BIN)/kube-proxy: hack/tools/go.mod
 	cd hack/tools && CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-proxy
 
-# CRDs for the Karmada API types the hub serves, generated from Karmada's Go
-# types in the module cache.
+# The CRDs the hub serves (config/install/crds), generated from Karmada's Go
+# types in the module cache and federator's (apis/), then the kustomization
+# lists.
 manifests:
 	hack/gen-crds.sh $(CONTROLLER_GEN_VERSION)
-	hack/gen-install.sh
+	hack/gen-kustomizations.sh
 
-# config/install's copies of config/crds and config/admission (kustomize
-# reads nothing outside config/install); its test fails when they are stale.
-install-manifests:
-	hack/gen-install.sh
+# The kustomization.yaml of config/install/crds and config/install/admission
+# listing every YAML file there (after adding or removing an admission
+# policy); config/install's test fails when a list is not the directory's.
+kustomizations:
+	hack/gen-kustomizations.sh
 
 # docs/cli.md, the command reference, generated from the commands' own help
 # (`federator docs`), and docs/architecture.md's table of keys, from

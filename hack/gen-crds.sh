@@ -5,7 +5,9 @@
 #
 # Usage: hack/gen-crds.sh [controller-gen version]   (run by `make manifests`)
 #
-# Output, one file per CRD in config/crds/ (only these files are written):
+# Output, one file per CRD in config/install/crds/ (only these files are
+# written; its kustomization.yaml is hack/gen-kustomizations.sh's, which
+# `make manifests` runs next):
 #   policy.karmada.io_propagationpolicies.yaml         policy/v1alpha1
 #   policy.karmada.io_clusterpropagationpolicies.yaml  policy/v1alpha1
 #   policy.karmada.io_overridepolicies.yaml            policy/v1alpha1
@@ -41,7 +43,7 @@ CONTROLLER_GEN_VERSION="${1:-v0.19.0}"
 KARMADA_APIS=github.com/karmada-io/karmada/pkg/apis
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out_dir="${repo_root}/config/crds"
+out_dir="${repo_root}/config/install/crds"
 tmp_dir="$(mktemp -d)"
 trap 'rm -rf "${tmp_dir}"' EXIT
 

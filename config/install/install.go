@@ -2,7 +2,9 @@
 // (config/install, a kustomization): namespace, CRDs, admission policies,
 // RBAC, the controller Deployment and its metrics Service. They are
 // embedded so `federator install` applies exactly what `kubectl apply -k
-// config/install` would.
+// config/install` would. The CRDs and admission policies are the files of
+// packages crds and admission (config/install/crds, config/install/admission),
+// which the hub installs from.
 package install
 
 import (
@@ -16,7 +18,10 @@ import (
 	"github.com/federator-dev/federator/pkg/yamldocs"
 )
 
-//go:embed kustomization.yaml *.yaml crds admission
+// The YAML files only: crds/ and admission/ also hold the Go packages that
+// embed them for pkg/hub and `federator up`.
+//
+//go:embed *.yaml crds/*.yaml admission/*.yaml
 var manifests embed.FS
 
 // Namespace is where the controller runs.

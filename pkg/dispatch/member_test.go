@@ -26,7 +26,7 @@ import (
 
 	"github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/config/install/crds"
 	"github.com/federator-dev/federator/internal/fleettest"
 	"github.com/federator-dev/federator/pkg/fleet"
 )

@@ -53,7 +53,7 @@ func (c CRDChange) Message() string {
 			"Update the CRDs with `federator install` (or kubectl apply --server-side -k config/install)", c.Name, what, c.consequence())
 	}
 	return fmt.Sprintf("cannot add %s to %s (%v); federator works without them: %s. "+
-		"Grant the controller update and patch on customresourcedefinitions, or apply federator's CRDs (config/crds) yourself",
+		"Grant the controller update and patch on customresourcedefinitions, or apply federator's CRDs (config/install/crds) yourself",
 		what, c.Name, c.Err, c.consequence())
 }
 
@@ -150,7 +150,7 @@ func crdAdditions(live, want *apiextensionsv1.CustomResourceDefinition) ([]apiex
 		}
 		if i < 0 {
 			return nil, nil, fmt.Errorf("CustomResourceDefinition %s on the hub does not serve %s, which federator reads and writes: "+
-				"serve that version (federator's own is in config/crds)", live.Name, w.Name)
+				"serve that version (federator's own is in config/install/crds)", live.Name, w.Name)
 		}
 		v := &versions[i]
 		if w.Subresources != nil && w.Subresources.Status != nil && (v.Subresources == nil || v.Subresources.Status == nil) {

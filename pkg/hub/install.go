@@ -18,8 +18,8 @@ import (
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/config/admission"
-	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/config/install/admission"
+	"github.com/federator-dev/federator/config/install/crds"
 )
 
 // Install makes the hub serve what federator needs: the Karmada CRDs and

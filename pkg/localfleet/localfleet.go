@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/config/install/crds"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
 	"github.com/federator-dev/federator/pkg/kindfleet"

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/config/install/crds"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/test/framework"

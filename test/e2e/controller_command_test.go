@@ -11,7 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/config/crds"
+	"github.com/federator-dev/federator/config/install/crds"
 )
 
 // `federator controller --kubeconfig HUB` against a hub it did not start:

@@ -1,6 +1,10 @@
 // Package admission owns the admission policies the hub enforces on
 // federator's and Karmada's kinds (ValidatingAdmissionPolicies, so no
 // webhook server is needed).
+//
+// The files are also part of config/install's kustomization: this
+// directory's kustomization.yaml lists every one (config/install's test
+// checks it; `make kustomizations` rewrites it) and is not embedded here.
 package admission
 
 import (
@@ -37,7 +41,7 @@ func Objects() ([]*unstructured.Unstructured, error) {
 		}
 		objs, err := yamldocs.Decode(raw)
 		if err != nil {
-			return nil, fmt.Errorf("config/admission/%s: %w", file, err)
+			return nil, fmt.Errorf("config/install/admission/%s: %w", file, err)
 		}
 		all = append(all, objs...)
 	}

@@ -15,7 +15,7 @@ func TestSuspensionPolicyNamed(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("no ValidatingAdmissionPolicy named %q in config/admission", name)
+			t.Errorf("no ValidatingAdmissionPolicy named %q in config/install/admission", name)
 		}
 	}
 }

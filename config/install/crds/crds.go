@@ -1,9 +1,14 @@
 // Package crds owns the CustomResourceDefinition manifests the hub serves:
 // Karmada's policy, work, cluster and config (resource interpreter) APIs,
 // generated from Karmada's Go types, and
-// federator's Gate API, generated from apis/gating, by
+// federator's gating (Gate, Freeze) and rollouts APIs, generated from
+// apis/gating and apis/rollouts, by
 // hack/gen-crds.sh (`make manifests`) and embedded here so the binary that
 // starts a hub installs exactly the schemas it was built against.
+//
+// The files are also part of config/install's kustomization: this
+// directory's kustomization.yaml lists every one (config/install's test
+// checks it; `make kustomizations` rewrites it) and is not a CRD.
 package crds
 
 import (
@@ -19,6 +24,9 @@ import (
 //go:embed *.yaml
 var manifests embed.FS
 
+// kustomizationFile lists the CRD files for kustomize; it is no CRD.
+const kustomizationFile = "kustomization.yaml"
+
 // CRDs decodes the embedded manifests, one CRD per file, sorted by name.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := fs.Glob(manifests, "*.yaml")
@@ -27,6 +35,9 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(files))
 	for _, file := range files {
+		if file == kustomizationFile {
+			continue
+		}
 		data, err := manifests.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", file, err)
