@@ -112,11 +112,12 @@ kustomizations:
 	hack/gen-kustomizations.sh
 
 # docs/cli.md, the command reference, generated from the commands' own help
-# (`federator docs`), and docs/architecture.md's table of keys, from
-# apis/keys; their tests fail when either is stale.
+# (`federator docs`), and docs/architecture.md's tables of keys (from
+# apis/keys) and controllers (from pkg/hub); their tests fail when stale.
 docs:
 	go run ./cmd/federator docs --out docs/cli.md
 	go test ./apis/keys -run TestArchitectureDocIsCurrent -count=1 -update
+	go test ./pkg/hub -run TestArchitectureDocListsTheControllers -count=1 -update
 
 vet:
 	go vet ./...

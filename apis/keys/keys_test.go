@@ -1,9 +1,7 @@
 package keys
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,6 +9,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/docgen"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/architecture.md's table of keys from the table")
@@ -76,21 +75,7 @@ func TestTableIsWhole(t *testing.T) {
 // TestArchitectureDocIsCurrent: docs/architecture.md shows the table as it
 // is (`make docs` rewrites it).
 func TestArchitectureDocIsCurrent(t *testing.T) {
-	doc, err := os.ReadFile(architecture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Splice(doc, Markdown())
-	if err != nil {
-		t.Fatalf("%s: %v", architecture, err)
-	}
-	if *update {
-		if err := os.WriteFile(architecture, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if !bytes.Equal(doc, want) {
-		t.Errorf("%s's table of keys is not apis/keys' table: run make docs", architecture)
+	if err := docgen.Check(architecture, "keys table", Markdown(), *update); err != nil {
+		t.Error(err)
 	}
 }

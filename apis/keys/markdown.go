@@ -6,12 +6,6 @@ import (
 	"strings"
 )
 
-// DocBegin and DocEnd enclose the generated table in docs/architecture.md.
-const (
-	DocBegin = "<!-- keys table: generated from apis/keys (make docs); do not edit -->"
-	DocEnd   = "<!-- end of keys table -->"
-)
-
 // Markdown is the table as docs/architecture.md shows it.
 func Markdown() []byte {
 	var b bytes.Buffer
@@ -57,20 +51,4 @@ func (o Objects) String() string {
 		}
 	}
 	return strings.Join(names, ", ")
-}
-
-// Splice returns doc with the text between DocBegin and DocEnd replaced by
-// table; an error when the markers are missing or out of order.
-func Splice(doc, table []byte) ([]byte, error) {
-	begin := bytes.Index(doc, []byte(DocBegin))
-	end := bytes.Index(doc, []byte(DocEnd))
-	if begin < 0 || end < begin {
-		return nil, fmt.Errorf("the page has no %q line followed by a %q line: put them where the table goes", DocBegin, DocEnd)
-	}
-	var out bytes.Buffer
-	out.Write(doc[:begin+len(DocBegin)])
-	out.WriteString("\n")
-	out.Write(table)
-	out.Write(doc[end:])
-	return out.Bytes(), nil
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,31 +49,38 @@ type deps struct {
 
 // Controller is one controller the hub runs, by the name --controllers
 // uses (Karmada's controller-manager names where Karmada has the
-// controller).
+// controller). This table is the one place that says which package
+// implements which name; docs/architecture.md's is generated from it.
 type Controller struct {
 	Name string
 	// What it does, for --help.
-	What  string
-	setup func(mgr ctrl.Manager, d deps) error
+	What string
+	// Package implements it.
+	Package string
+	// Karmada names the controllers of Karmada's controller-manager this
+	// one stands in for ("" when Karmada has none); where it has one, Name
+	// is its name.
+	Karmada string
+	setup   func(mgr ctrl.Manager, d deps) error
 }
 
 // Controllers are every controller the hub runs, in start order.
 var Controllers = []Controller{
-	{Name: "detector", What: "which policy claims which template; bindings",
+	{Name: "detector", Package: "pkg/detector", What: "which policy claims which template; bindings",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return detector.SetupWithManager(mgr, detector.Options{Workers: d.options.Workers, NoPolicyStatus: d.noPolicyStatus,
 				CatchUp: d.catchUp, TemplateCaches: d.hubCaches, Deciders: d.deciders})
 		}},
-	{Name: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
+	{Name: "binding", Package: "pkg/binding", Karmada: "binding", What: "binding → one Work per target cluster, holds decided by pkg/hold",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay,
 				FirstPass: d.firstPass, CatchUp: d.catchUp, Deciders: d.deciders})
 		}},
-	{Name: "bindingStatus", What: "Work status → binding and template status",
+	{Name: "bindingStatus", Package: "pkg/binding", Karmada: "bindingStatus", What: "Work status → binding and template status",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return binding.SetupStatusWithManager(mgr, binding.Options{Workers: d.options.Workers})
 		}},
-	{Name: "execution", What: "Work → member cluster (pkg/dispatch); Cluster finalizer: a Cluster deleted is emptied first",
+	{Name: "execution", Package: "pkg/dispatch", Karmada: "execution, workStatus", What: "Work → member cluster (pkg/dispatch); Cluster finalizer: a Cluster deleted is emptied first",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			var firstPass <-chan struct{}
 			if d.firstPass != nil {
@@ -81,28 +89,44 @@ var Controllers = []Controller{
 			return dispatch.SetupWithManager(mgr, dispatch.Options{Members: d.members, FirstPass: firstPass,
 				HubCaches: hubCurrent{caches: d.hubCaches, round: d.catchUp}, Holds: d.deciders})
 		}},
-	{Name: "softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
+	{Name: "softdelete", Package: "pkg/softdelete", What: "deletion countdowns: delete member objects once their deletion delay has passed",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return softdelete.SetupWithManager(mgr, softdelete.Options{Members: d.members, Frozen: d.members.Frozen,
 				MaxDelay: d.options.MaxDeletionDelay, Workers: d.options.Workers})
 		}},
-	{Name: "clusterStatus", What: "Cluster Ready and kubernetesVersion; a Pull cluster's Ready Unknown when its agent stops reporting",
+	{Name: "clusterStatus", Package: "pkg/clusterstatus", Karmada: "clusterStatus", What: "Cluster Ready and kubernetesVersion; a Pull cluster's Ready Unknown when its agent stops reporting",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return clusterstatus.SetupWithManager(mgr, clusterstatus.Options{Config: d.memberConfig, Interval: d.options.ClusterStatusInterval,
 				MonitorGracePeriod: d.options.ClusterMonitorGracePeriod})
 		}},
-	{Name: "gate", What: "Gate status: opened or closed, why, until when",
+	{Name: "gate", Package: "pkg/gate", What: "Gate status: opened or closed, why, until when",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return gate.SetupWithManager(mgr, gate.Options{Workers: d.options.Workers})
 		}},
-	{Name: "rollout", What: "Rollouts: each new revision released stage by stage (pkg/rollout)",
+	{Name: "rollout", Package: "pkg/rollout", What: "Rollouts: each new revision released stage by stage (pkg/rollout)",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return rollout.SetupWithManager(mgr, rollout.Options{Workers: d.options.Workers})
 		}},
-	{Name: "namespace", What: "hub namespaces to every member",
+	{Name: "namespace", Package: "pkg/namespacesync", Karmada: "namespace", What: "hub namespaces to every member",
 		setup: func(mgr ctrl.Manager, d deps) error {
 			return namespacesync.SetupWithManager(mgr, namespacesync.Options{})
 		}},
+}
+
+// ControllersMarkdown is the table of controllers docs/architecture.md
+// shows: each --controllers name, the package that implements it, and
+// Karmada's controllers it stands in for.
+func ControllersMarkdown() []byte {
+	var b bytes.Buffer
+	b.WriteString("| `--controllers` name | Package | Karmada's controller | What it does |\n|---|---|---|---|\n")
+	for _, c := range Controllers {
+		karmada := "—"
+		if c.Karmada != "" {
+			karmada = "`" + strings.ReplaceAll(c.Karmada, ", ", "`, `") + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", c.Name, c.Package, karmada, c.What)
+	}
+	return b.Bytes()
 }
 
 // ControllerNames lists every controller's name.

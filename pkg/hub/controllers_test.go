@@ -1,9 +1,14 @@
 package hub
 
 import (
+	"flag"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/federator-dev/federator/internal/docgen"
 )
 
 func TestEnabled(t *testing.T) {
@@ -46,5 +51,21 @@ func TestEnabled(t *testing.T) {
 				t.Errorf("Enabled(%q) = %v, want %v", tc.list, names, want)
 			}
 		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite docs/architecture.md's table of controllers")
+
+// TestArchitectureDocListsTheControllers: docs/architecture.md's table of
+// controllers is Controllers' (`make docs` rewrites it), and each names a
+// package that is there.
+func TestArchitectureDocListsTheControllers(t *testing.T) {
+	for _, c := range Controllers {
+		if _, err := os.Stat(filepath.Join("../..", c.Package)); c.Package == "" || err != nil {
+			t.Errorf("controller %s: Package %q is no directory of the repository", c.Name, c.Package)
+		}
+	}
+	if err := docgen.Check("../../docs/architecture.md", "controllers table", ControllersMarkdown(), *update); err != nil {
+		t.Error(err)
 	}
 }
