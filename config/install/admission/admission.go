@@ -28,13 +28,23 @@ const SuspensionAnnotationsPolicyName = "federator-suspension-annotations"
 // deletion-protection.yaml.
 const DeletionProtectionPolicyName = "federator-deletion-protection"
 
-//go:embed suspension.yaml suspension-annotations.yaml deletion-protection.yaml
+//go:embed *.yaml
 var manifests embed.FS
 
-// Objects returns the admission objects to apply on the hub.
+// Objects returns the admission objects to apply on the hub: those of
+// every YAML file here but the kustomization, so a policy added to the
+// directory is applied by the hub's setup as by `kubectl apply -k`.
 func Objects() ([]*unstructured.Unstructured, error) {
+	entries, err := manifests.ReadDir(".")
+	if err != nil {
+		return nil, err
+	}
 	var all []*unstructured.Unstructured
-	for _, file := range []string{"suspension.yaml", "suspension-annotations.yaml", "deletion-protection.yaml"} {
+	for _, entry := range entries {
+		file := entry.Name()
+		if file == "kustomization.yaml" {
+			continue
+		}
 		raw, err := manifests.ReadFile(file)
 		if err != nil {
 			return nil, err
