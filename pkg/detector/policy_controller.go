@@ -174,7 +174,7 @@ func ClustersKnown(spec policyv1alpha1.PropagationSpec, annotations map[string]s
 		problems = append(problems, fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames: %s name no registered Cluster; "+
 			"dispatching to every cluster of this policy's bindings is held until the name is fixed or such a Cluster joins", hold.QuotedNames(unknownSuspended)))
 	}
-	if keys := unknownSuspendedAnnotations(annotations, known); len(keys) > 0 {
+	if keys := hold.UnknownClusterAnnotations(annotations, known); len(keys) > 0 {
 		reason = policykeys.ReasonUnknownSuspendedCluster
 		problems = append(problems, fmt.Sprintf("metadata.annotations: %s name no registered Cluster; "+
 			"dispatching to every cluster of this policy's bindings is held until the annotation is fixed or removed, or such a Cluster joins", hold.QuotedNames(keys)))
@@ -192,16 +192,6 @@ func ClustersKnown(spec policyv1alpha1.PropagationSpec, annotations map[string]s
 	}
 	return metav1.Condition{Type: policykeys.ConditionClustersKnown, Status: metav1.ConditionFalse,
 		Reason: reason, Message: strings.Join(problems, "; also ")}
-}
-
-// unknownSuspendedAnnotations are the suspended.propagation.federator.dev/<cluster>
-// keys among annotations whose cluster is not in known.
-func unknownSuspendedAnnotations(annotations map[string]string, known []string) []string {
-	unknown := hold.UnknownAnnotatedClusters(annotations, known)
-	for i, c := range unknown {
-		unknown[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
-	}
-	return unknown
 }
 
 // recordConditions writes conds into the policy's status.conditions when

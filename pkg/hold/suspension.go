@@ -3,10 +3,7 @@ package hold
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
-	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
@@ -96,31 +93,3 @@ var unknownSuspendedClusterCheck = Check{Name: "UnknownSuspendedCluster", Holds:
 		Message: fmt.Sprintf("spec.suspension.dispatchingOnClusters.clusterNames of %s names %s, which is no registered Cluster; "+
 			"every cluster is held until the name is fixed or such a cluster joins", policy, QuotedNames(unknown))}, true
 }}
-
-// UnknownSuspendedClusters are the names in s's
-// dispatchingOnClusters.clusterNames that are not in known (the registered
-// Clusters), in the list's order: what unknownSuspendedClusterCheck holds
-// every cluster for, and what pkg/detector's ClustersKnown condition tells.
-func UnknownSuspendedClusters(s *policyv1alpha1.Suspension, known []string) []string {
-	if s == nil || s.DispatchingOnClusters == nil {
-		return nil
-	}
-	var unknown []string
-	for _, name := range s.DispatchingOnClusters.ClusterNames {
-		if !slices.Contains(known, name) {
-			unknown = append(unknown, name)
-		}
-	}
-	return unknown
-}
-
-// QuotedNames is how a message names clusters (or keys): each Go-quoted,
-// so a stray space or an empty name shows, separated by commas. The hold
-// messages and the policy's ClustersKnown condition both use it.
-func QuotedNames(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
-}

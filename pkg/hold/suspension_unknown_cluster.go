@@ -2,10 +2,8 @@ package hold
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
@@ -24,11 +22,8 @@ var unknownClusterAnnotationCheck = Check{Name: "UnknownSuspendedClusterAnnotati
 		if o.Kind == "" {
 			continue
 		}
-		if unknown := UnknownAnnotatedClusters(o.Annotations, in.KnownClusters); len(unknown) > 0 {
-			keys := make([]string, len(unknown))
-			for i, c := range unknown {
-				keys[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
-			}
+		if keys := UnknownClusterAnnotations(o.Annotations, in.KnownClusters); len(keys) > 0 {
+			unknown := UnknownAnnotatedClusters(o.Annotations, in.KnownClusters)
 			problems = append(problems, fmt.Sprintf("annotation %s on %s names %s, which is no registered Cluster",
 				strings.Join(keys, ", "), o, QuotedNames(unknown)))
 		}
@@ -40,17 +35,3 @@ var unknownClusterAnnotationCheck = Check{Name: "UnknownSuspendedClusterAnnotati
 		Message: strings.Join(problems, "; ") + "; every cluster is held until the annotation names a registered Cluster " +
 			"or is removed (`federator resume --clusters NAME`), or such a cluster joins"}, true
 }}
-
-// UnknownAnnotatedClusters are the clusters that annotations suspend by
-// suspended.propagation.federator.dev/<cluster> and that are not in known,
-// sorted.
-func UnknownAnnotatedClusters(annotations map[string]string, known []string) []string {
-	var unknown []string
-	for k := range annotations {
-		if c, ok := strings.CutPrefix(k, policykeys.ClusterSuspendedAnnotationPrefix); ok && !slices.Contains(known, c) {
-			unknown = append(unknown, c)
-		}
-	}
-	slices.Sort(unknown)
-	return unknown
-}

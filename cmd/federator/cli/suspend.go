@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/pkg/hold"
 )
 
 func newSuspendCommand(connect connector) *cobra.Command {
@@ -136,8 +137,9 @@ func setSuspension(ctx context.Context, h *hub, out io.Writer, kindArg, name str
 	return nil
 }
 
-// validateClusters refuses names of clusters the hub does not know: a
-// typo would otherwise hold (or release) nothing, silently.
+// validateClusters refuses names of clusters the hub does not know
+// (pkg/hold's rule for unknown cluster names): a typo would otherwise hold
+// (or release) nothing, silently.
 func validateClusters(ctx context.Context, h *hub, clusters []string) error {
 	if len(clusters) == 0 {
 		return nil
@@ -146,17 +148,16 @@ func validateClusters(ctx context.Context, h *hub, clusters []string) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range clusters {
-		if c == "" {
-			return fmt.Errorf("--clusters holds an empty name: list cluster names separated by commas (registered: %s); nothing changed",
-				strings.Join(registered, ", "))
-		}
-		if !slices.Contains(registered, c) {
-			return fmt.Errorf("--clusters: cluster %q is not registered on the hub (registered: %s); nothing changed",
-				c, strings.Join(registered, ", "))
-		}
+	unknown := hold.UnknownClusters(clusters, registered)
+	switch {
+	case len(unknown) == 0:
+		return nil
+	case slices.Contains(unknown, ""):
+		return fmt.Errorf("--clusters holds an empty name: list cluster names separated by commas (registered: %s); nothing changed",
+			strings.Join(registered, ", "))
 	}
-	return nil
+	return fmt.Errorf("--clusters: cluster %q is not registered on the hub (registered: %s); nothing changed",
+		unknown[0], strings.Join(registered, ", "))
 }
 
 // namesToValidate are the --clusters names that must be registered: on
