@@ -24,7 +24,7 @@ import (
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
@@ -84,11 +84,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start := time.Now()
 	ticket := r.CatchUp.Begin()
 	if r.queue != nil {
-		ctx = lanes.WithTurn(ctx, r.queue.Turn(req))
+		ctx = holdwrites.WithTurn(ctx, r.queue.Turn(req))
 	}
 	var decided decision
 	result, outcome, err := r.reconcile(ctx, req, &decided)
-	if errors.Is(err, lanes.ErrGaveWay) {
+	if errors.Is(err, holdwrites.ErrGaveWay) {
 		// A hold change is queued, of this binding or waiting for this
 		// worker: this pass comes back (at once when the hold change is
 		// its own) and decides afresh, writing what it gave up.
@@ -227,7 +227,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
 	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack, override, pullClusters(clusters.Items))
-	if errors.Is(syncErr, lanes.ErrGaveWay) {
+	if errors.Is(syncErr, holdwrites.ErrGaveWay) {
 		// Not a failure to report on the binding: Reconcile retries.
 		return ctrl.Result{}, "", syncErr
 	}

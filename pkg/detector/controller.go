@@ -32,7 +32,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/catchup"
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	queuing "github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/metrics"
@@ -247,10 +247,10 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 	// found it up to date (0 when it wrote none or deleted it).
 	var floor int64
 	if d.holdPath != nil {
-		ctx = lanes.WithTurn(ctx, d.holdPath.Turn(key))
+		ctx = holdwrites.WithTurn(ctx, d.holdPath.Turn(key))
 	}
 	outcome, err := d.reconcile(ctx, key, &floor)
-	if errors.Is(err, lanes.ErrGaveWay) {
+	if errors.Is(err, holdwrites.ErrGaveWay) {
 		// A hold change is queued, of this template or waiting for this
 		// worker: this pass comes back and decides afresh.
 		return retry.Soon(), nil

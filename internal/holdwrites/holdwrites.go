@@ -1,4 +1,4 @@
-// Package lanes owns the order in which federator's writes reach the hub
+// Package holdwrites owns the order in which federator's writes reach the hub
 // API server: a write that changes what holds a cluster (a Work held or
 // released, a binding's suspension) goes in the hold lane, ahead of bulk
 // writes (templates propagating, status reports, Events).
@@ -12,7 +12,7 @@
 // therefore limited to a few in flight at once (enough to keep the hub
 // busy), so the waiting happens in the priority queues, where a hold goes
 // first, and hold writes are never limited.
-package lanes
+package holdwrites
 
 import (
 	"context"
