@@ -48,7 +48,7 @@ func BindingKey(namespace, name string) string {
 }
 
 // TemplateKey names a resource template of kind gk, for the hold changes
-// the detector decides (priority.Deciders) and the dispatchers wait for.
+// the detector decides (holdqueue.Deciders) and the dispatchers wait for.
 func TemplateKey(gk schema.GroupKind, namespace, name string) string {
 	return gk.String() + "/" + namespace + "/" + name
 }

@@ -30,7 +30,7 @@ import (
 	"github.com/federator-dev/federator/internal/batch"
 	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/firstpass"
-	"github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -46,9 +46,9 @@ type Options struct {
 	// waits for it (internal/firstpass).
 	FirstPass *firstpass.Signal
 	// Deciders, when set, is told what hold changes the controller is
-	// deciding (priority.Watched's Deciding), by binding key: the
+	// deciding (holdqueue.Watched's Deciding), by binding key: the
 	// dispatchers write no release of a binding while one is.
-	Deciders *priority.Deciders
+	Deciders *holdqueue.Deciders
 	// CatchUp, when set, asks for bindings to be decided again after the
 	// hub caches broke, and is told of every binding decided
 	// (internal/catchup).
@@ -131,7 +131,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, ResourceKindIndex, resourceKind); err != nil {
 			return err
 		}
-		queue := priority.NewWatched[reconcile.Request]()
+		queue := holdqueue.NewWatched[reconcile.Request]()
 		queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
 		o.Deciders.Register("binding", func(key string) bool {
 			return queue.Deciding(func(req reconcile.Request) bool { return keyOf(req.NamespacedName) == key })
@@ -153,21 +153,21 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}), predicate.Not(holdsChanged))).
 			// A binding whose holds change (its spec.suspension, its
 			// template's hold annotations) goes before bulk work.
-			Watches(obj, priority.Handler(self, nil), builder.WithPredicates(holdsChanged)).
+			Watches(obj, holdqueue.Handler(self, nil), builder.WithPredicates(holdsChanged)).
 			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), workBatch),
 				builder.WithPredicates(workIntentChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
-			Watches(&gatingv1alpha1.Gate{}, priority.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped), nil),
+			Watches(&gatingv1alpha1.Gate{}, holdqueue.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped), nil),
 				builder.WithPredicates(predicate.Or[client.Object](gateOpenedChanged{},
 					predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-			Watches(&policyv1alpha1.PropagationPolicy{}, priority.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy"), annotationHoldsChanged),
+			Watches(&policyv1alpha1.PropagationPolicy{}, holdqueue.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy"), annotationHoldsChanged),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, priority.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), annotationHoldsChanged),
+			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, holdqueue.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), annotationHoldsChanged),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-			Watches(&rolloutsv1alpha1.Rollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"), nil)).
-			Watches(&rolloutsv1alpha1.ClusterRollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
+			Watches(&rolloutsv1alpha1.Rollout{}, holdqueue.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"), nil)).
+			Watches(&rolloutsv1alpha1.ClusterRollout{}, holdqueue.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
 			// A freeze is recorded in every Work it holds, in the bulk
 			// lane: the dispatchers honour it without waiting for that.
 			Watches(&gatingv1alpha1.Freeze{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped))).

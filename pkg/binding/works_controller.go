@@ -24,9 +24,9 @@ import (
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/overrides"
-	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -59,8 +59,8 @@ type Reconciler struct {
 	// (internal/catchup).
 	CatchUp *catchup.Round
 	// queue, when set, is the controller's queue seen from the hold path:
-	// a pass gives way to hold changes (internal/priority).
-	queue *priority.Watched[reconcile.Request]
+	// a pass gives way to hold changes (internal/holdqueue).
+	queue *holdqueue.Watched[reconcile.Request]
 	// requeue, when set, queues a request again after a while whatever
 	// its pass returned; queue.Later when nil.
 	requeue func(reconcile.Request, time.Duration)

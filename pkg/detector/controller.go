@@ -32,8 +32,8 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/internal/catchup"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/holdwrites"
-	queuing "github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -59,7 +59,7 @@ type Reconciler struct {
 	client client.Client
 	// holdPath is the controller's queue seen from the hold path: a
 	// pass gives way when a hold change of its template is queued.
-	holdPath *queuing.Watched[Key]
+	holdPath *holdqueue.Watched[Key]
 	// apiReader reads a template past a cache that is behind its binding
 	// (templateAtLeast); the client when unset.
 	apiReader client.Reader
@@ -85,7 +85,7 @@ type Reconciler struct {
 	templateCaches CacheWatch
 	// suspensionChanged marks the policy Keys whose fan-out carries a
 	// change of spec.suspension: their templates are queued at
-	// queuing.Hold.
+	// holdqueue.Hold.
 	suspensionChanged map[Key]bool
 }
 
@@ -124,7 +124,7 @@ type Options struct {
 	// deciding (a policy's spec.suspension on its way into the binding),
 	// by template key (catchup.TemplateKey): the dispatchers write no
 	// release of that template while one is.
-	Deciders *queuing.Deciders
+	Deciders *holdqueue.Deciders
 }
 
 // CacheWatch says whether the hub caches of templates of the given kinds
@@ -147,9 +147,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	}
 	// A priority queue: a template whose holds change, and the templates of
 	// a policy whose spec.suspension changes, go before bulk changes
-	// (internal/priority).
-	// A pass gives way to hold changes (internal/priority).
-	queue := queuing.NewWatched[Key]()
+	// (internal/holdqueue).
+	// A pass gives way to hold changes (internal/holdqueue).
+	queue := holdqueue.NewWatched[Key]()
 	queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
 	o.Deciders.Register("detector", func(key string) bool {
 		return queue.Deciding(func(k Key) bool { return catchup.TemplateKey(k.GroupKind(), k.Namespace, k.Name) == key })

@@ -279,7 +279,7 @@ type Options struct {
 	// written to a member while one is not.
 	HubCaches HubCaches
 	// Holds, when set, says whether the hub's controllers are deciding a
-	// hold change of a Work's binding or template (priority.Deciders):
+	// hold change of a Work's binding or template (holdqueue.Deciders):
 	// no release of it is written to a member while one is.
 	Holds Holds
 }

@@ -33,7 +33,7 @@ const hubBehindRetry = time.Second
 
 // errHoldDeciding: the hub's controllers are deciding a hold change of
 // the Work's binding or template, which may withdraw the release it
-// carries (priority.Deciders).
+// carries (holdqueue.Deciders).
 var errHoldDeciding = errors.New("not dispatched")
 
 // holdDecidingRetry is how soon a Work held back by errHoldDeciding is

@@ -9,8 +9,8 @@ import (
 
 	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/hubwatch"
-	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
@@ -43,7 +43,7 @@ type deps struct {
 	catchUp *catchup.Round
 	// deciders: the hold changes the detector and the binding controller
 	// are deciding, which the dispatchers wait for.
-	deciders *priority.Deciders
+	deciders *holdqueue.Deciders
 }
 
 // Controller is one controller the hub runs, by the name --controllers

@@ -27,9 +27,9 @@ import (
 	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/hubwatch"
-	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/recorder"
 	"github.com/federator-dev/federator/internal/startup"
 	"github.com/federator-dev/federator/pkg/binding"
@@ -214,7 +214,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		return err
 	}
 	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus(),
-		deciders: &priority.Deciders{}}
+		deciders: &holdqueue.Deciders{}}
 	if enabled["binding"] {
 		d.firstPass = firstpass.New()
 	}
