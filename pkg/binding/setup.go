@@ -28,9 +28,8 @@ import (
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
-	"github.com/federator-dev/federator/internal/catchup"
-	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/holdqueue"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -43,16 +42,16 @@ type Options struct {
 	MaxDeletionDelay time.Duration
 	// FirstPass, when set, is told of every binding reconciled and of the
 	// bindings present when this replica began to lead: the dispatcher
-	// waits for it (internal/firstpass).
-	FirstPass *firstpass.Signal
+	// waits for it (internal/redecide).
+	FirstPass *redecide.FirstPass
 	// Deciders, when set, is told what hold changes the controller is
 	// deciding (holdqueue.Watched's Deciding), by binding key: the
 	// dispatchers write no release of a binding while one is.
 	Deciders *holdqueue.Deciders
 	// CatchUp, when set, asks for bindings to be decided again after the
 	// hub caches broke, and is told of every binding decided
-	// (internal/catchup).
-	CatchUp *catchup.Round
+	// (internal/redecide).
+	CatchUp *redecide.Round
 }
 
 // PolicyIndex indexes bindings by the policy that claims their template:
@@ -142,7 +141,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		b := ctrl.NewControllerManagedBy(mgr).Named(name)
 		if o.CatchUp != nil {
 			// After a break in the hub caches' watches, every binding is
-			// decided again once its template has been (internal/catchup).
+			// decided again once its template has been (internal/redecide).
 			b = b.WatchesRawSource(source.TypedChannel(o.CatchUp.Bindings(clusterScoped), handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
 				GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 					q.Add(reconcile.Request{NamespacedName: e.Object})
@@ -182,10 +181,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	return nil
 }
 
-// keyOf names a binding for internal/firstpass and internal/catchup
+// keyOf names a binding for internal/redecide's first pass and round
 // alike (a ClusterResourceBinding's key has no namespace).
 func keyOf(key client.ObjectKey) string {
-	return catchup.BindingKey(key.Namespace, key.Name)
+	return redecide.BindingKey(key.Namespace, key.Name)
 }
 
 // self maps a binding to its own request.

@@ -20,13 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/overrides"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -53,11 +52,11 @@ type Reconciler struct {
 	// Clock judges gates (gates.go); the wall clock when nil.
 	Clock clock.PassiveClock
 	// FirstPass, when set, is told of every binding reconciled
-	// (internal/firstpass).
-	FirstPass *firstpass.Signal
+	// (internal/redecide).
+	FirstPass *redecide.FirstPass
 	// CatchUp, when set, is told of every binding decided
-	// (internal/catchup).
-	CatchUp *catchup.Round
+	// (internal/redecide).
+	CatchUp *redecide.Round
 	// queue, when set, is the controller's queue seen from the hold path:
 	// a pass gives way to hold changes (internal/holdqueue).
 	queue *holdqueue.Watched[reconcile.Request]

@@ -272,7 +272,7 @@ type Options struct {
 	Members *Members
 	// FirstPass, when set, is closed once the binding controller has
 	// decided every binding once since this replica began to lead; Works
-	// are applied only after it (internal/firstpass).
+	// are applied only after it (internal/redecide).
 	FirstPass <-chan struct{}
 	// HubCaches, when set, says whether the hub caches a Work's decision
 	// rests on are watching the hub (internal/hubwatch): nothing is
@@ -285,14 +285,14 @@ type Options struct {
 }
 
 // Holds says which controller is deciding a hold change of one of keys
-// (catchup.BindingKey, catchup.TemplateKey), and of which; "" when none.
+// (redecide.BindingKey, redecide.TemplateKey), and of which; "" when none.
 type Holds interface {
 	Deciding(keys ...string) (controller, key string)
 }
 
 // HubCaches says whether what a Work's decision rests on is current: nil
 // when every hub cache of federator's kinds and of the given template
-// kinds watches the hub, and the Work's binding (catchup.BindingKey; ""
+// kinds watches the hub, and the Work's binding (redecide.BindingKey; ""
 // for a Work no binding wrote) has been decided again since they last
 // broke.
 type HubCaches interface {

@@ -24,13 +24,12 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/firstpass"
 	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/recorder"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/internal/startup"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
@@ -216,11 +215,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus(),
 		deciders: &holdqueue.Deciders{}}
 	if enabled["binding"] {
-		d.firstPass = firstpass.New()
+		d.firstPass = redecide.NewFirstPass()
 	}
 	if enabled["binding"] && enabled["detector"] {
 		// Leader-elected, as the controllers it drives.
-		d.catchUp = catchup.New(listBindings(mgr.GetAPIReader()), binding.FirstPassPatience, ctrl.Log.WithName("catchup"))
+		d.catchUp = redecide.New(listBindings(mgr.GetAPIReader()), binding.FirstPassPatience, ctrl.Log.WithName("catchup"))
 		hubCaches.CatchUp(d.catchUp)
 		if err := mgr.Add(d.catchUp); err != nil {
 			return err
