@@ -107,7 +107,7 @@ const (
 	// annotations that decide holds (hold.AnnotationsDigest), written by the
 	// detector with the rest of the binding: a change of it tells the
 	// binding controller that the template's holds changed, which it takes
-	// before bulk work (internal/priority). Absent when there are none.
+	// before bulk work (internal/holdqueue). Absent when there are none.
 	TemplateHoldsAnnotation = "work.federator.dev/template-holds"
 
 	// ChangedAtAnnotation, on a Work, is when the binding controller last

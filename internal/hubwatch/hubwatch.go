@@ -51,7 +51,7 @@ type Tracker struct {
 
 // Breaks is told when a hub cache stops watching in a way that can lose
 // or delay what it receives (a watch or list that fails, a relist), and
-// when the caches watch again after one: internal/catchup's Round.
+// when the caches watch again after one: internal/redecide's Round.
 type Breaks interface {
 	// Break: a cache of Karmada's or federator's kinds broke; called
 	// with the Tracker's lock held, before any cache counts as current.

@@ -6,7 +6,7 @@
 // Events one at a time from one goroutine and queues at most 1,000 (then
 // 1,000 more per watcher); what does not fit is dropped without a word.
 // During bulk propagation that one goroutine's writes wait in the hub's
-// bulk lane (internal/lanes) behind every other controller's, and at 2,000
+// bulk lane (internal/holdwrites) behind every other controller's, and at 2,000
 // templates × 10 members only 0.12 of the 10 WorkDispatching Events per
 // template were written (docs/performance.md): Events Karmada's own e2e
 // and users' scripts wait for. Shards write in parallel and queue
@@ -46,7 +46,7 @@ import (
 
 // Shards is how many broadcasters a Broadcaster runs: enough that Events
 // keep a share of the hub's bulk writes while every worker writes
-// (internal/lanes.DefaultBulkWrites are in flight at once).
+// (internal/holdwrites.DefaultBulkWrites are in flight at once).
 const Shards = 16
 
 // Broadcaster is a record.EventBroadcaster made of shards client-go

@@ -23,7 +23,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
 )
@@ -140,7 +140,7 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 			desired.Annotations = map[string]string{}
 		}
 		holdWork(desired, d)
-		if _, err := works.EnsureWork(lanes.Hold(ctx), r.Client, desired, b.idLabel()); err != nil {
+		if _, err := works.EnsureWork(holdwrites.Hold(ctx), r.Client, desired, b.idLabel()); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", cluster, err))
 			continue
 		}

@@ -21,7 +21,7 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	"github.com/federator-dev/federator/internal/conditions"
-	"github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
@@ -115,7 +115,7 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 				switch {
 				case gates && targets:
 					// The gates a Cluster waits for are holds.
-					priority.Add(q, priority.Hold, req)
+					holdqueue.Add(q, holdqueue.Hold, req)
 				case labels && (placement.SelectsByLabels(v.spec.Placement) || targets && overridden(b.GetNamespace())):
 					// Its placement may select by them, and the overrides
 					// of what it sends the Cluster (a rule's

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/redecide"
 )
 
 // Only a pass that decided a binding counts for the dispatchers' wait
@@ -26,12 +26,12 @@ func TestOnlyAPassThatDecidedCountsForTheFirstPass(t *testing.T) {
 		}
 		return c.Create(ctx, obj, opts...)
 	}})
-	signal := firstpass.New()
-	b.works.FirstPass = signal
-	signal.Listed([]string{keyOf(bindingKey)})
+	firstPass := redecide.NewFirstPass()
+	b.works.FirstPass = firstPass
+	firstPass.Listed([]string{keyOf(bindingKey)})
 	done := func() bool {
 		select {
-		case <-signal.Done():
+		case <-firstPass.Done():
 			return true
 		default:
 			return false

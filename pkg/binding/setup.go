@@ -28,9 +28,8 @@ import (
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
-	"github.com/federator-dev/federator/internal/catchup"
-	"github.com/federator-dev/federator/internal/firstpass"
-	"github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/holdqueue"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -43,16 +42,16 @@ type Options struct {
 	MaxDeletionDelay time.Duration
 	// FirstPass, when set, is told of every binding reconciled and of the
 	// bindings present when this replica began to lead: the dispatcher
-	// waits for it (internal/firstpass).
-	FirstPass *firstpass.Signal
+	// waits for it (internal/redecide).
+	FirstPass *redecide.FirstPass
 	// Deciders, when set, is told what hold changes the controller is
-	// deciding (priority.Watched's Deciding), by binding key: the
+	// deciding (holdqueue.Watched's Deciding), by binding key: the
 	// dispatchers write no release of a binding while one is.
-	Deciders *priority.Deciders
+	Deciders *holdqueue.Deciders
 	// CatchUp, when set, asks for bindings to be decided again after the
 	// hub caches broke, and is told of every binding decided
-	// (internal/catchup).
-	CatchUp *catchup.Round
+	// (internal/redecide).
+	CatchUp *redecide.Round
 }
 
 // PolicyIndex indexes bindings by the policy that claims their template:
@@ -131,7 +130,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, ResourceKindIndex, resourceKind); err != nil {
 			return err
 		}
-		queue := priority.NewWatched[reconcile.Request]()
+		queue := holdqueue.NewWatched[reconcile.Request]()
 		queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
 		o.Deciders.Register("binding", func(key string) bool {
 			return queue.Deciding(func(req reconcile.Request) bool { return keyOf(req.NamespacedName) == key })
@@ -142,7 +141,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		b := ctrl.NewControllerManagedBy(mgr).Named(name)
 		if o.CatchUp != nil {
 			// After a break in the hub caches' watches, every binding is
-			// decided again once its template has been (internal/catchup).
+			// decided again once its template has been (internal/redecide).
 			b = b.WatchesRawSource(source.TypedChannel(o.CatchUp.Bindings(clusterScoped), handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
 				GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 					q.Add(reconcile.Request{NamespacedName: e.Object})
@@ -153,21 +152,21 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 				predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}), predicate.Not(holdsChanged))).
 			// A binding whose holds change (its spec.suspension, its
 			// template's hold annotations) goes before bulk work.
-			Watches(obj, priority.Handler(self, nil), builder.WithPredicates(holdsChanged)).
+			Watches(obj, holdqueue.Handler(self, nil), builder.WithPredicates(holdsChanged)).
 			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), workBatch),
 				builder.WithPredicates(workIntentChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
-			Watches(&gatingv1alpha1.Gate{}, priority.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped), nil),
+			Watches(&gatingv1alpha1.Gate{}, holdqueue.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped), nil),
 				builder.WithPredicates(predicate.Or[client.Object](gateOpenedChanged{},
 					predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-			Watches(&policyv1alpha1.PropagationPolicy{}, priority.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy"), annotationHoldsChanged),
+			Watches(&policyv1alpha1.PropagationPolicy{}, holdqueue.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy"), annotationHoldsChanged),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, priority.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), annotationHoldsChanged),
+			Watches(&policyv1alpha1.ClusterPropagationPolicy{}, holdqueue.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), annotationHoldsChanged),
 				builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-			Watches(&rolloutsv1alpha1.Rollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"), nil)).
-			Watches(&rolloutsv1alpha1.ClusterRollout{}, priority.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
+			Watches(&rolloutsv1alpha1.Rollout{}, holdqueue.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "PropagationPolicy"), nil)).
+			Watches(&rolloutsv1alpha1.ClusterRollout{}, holdqueue.Handler(bindingsOfRollout(mgr.GetClient(), clusterScoped, "ClusterPropagationPolicy"), nil)).
 			// A freeze is recorded in every Work it holds, in the bulk
 			// lane: the dispatchers honour it without waiting for that.
 			Watches(&gatingv1alpha1.Freeze{}, handler.EnqueueRequestsFromMapFunc(allBindings(mgr.GetClient(), clusterScoped))).
@@ -182,10 +181,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	return nil
 }
 
-// keyOf names a binding for internal/firstpass and internal/catchup
+// keyOf names a binding for internal/redecide's first pass and round
 // alike (a ClusterResourceBinding's key has no namespace).
 func keyOf(key client.ObjectKey) string {
-	return catchup.BindingKey(key.Namespace, key.Name)
+	return redecide.BindingKey(key.Namespace, key.Name)
 }
 
 // self maps a binding to its own request.

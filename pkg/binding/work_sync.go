@@ -21,7 +21,7 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/copystate"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/works"
@@ -83,10 +83,10 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	}
 
 	// A Work held or released by this pass is written in the hold lane,
-	// ahead of bulk writes (internal/lanes).
+	// ahead of bulk writes (internal/holdwrites).
 	for cluster, held := range res.heldBefore {
 		if d, ok := decisions[cluster]; ok && d.Held() != held {
-			ctx = lanes.Hold(ctx)
+			ctx = holdwrites.Hold(ctx)
 			break
 		}
 	}

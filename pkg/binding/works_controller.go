@@ -20,13 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/firstpass"
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdqueue"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/overrides"
-	"github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/membership"
@@ -53,14 +52,14 @@ type Reconciler struct {
 	// Clock judges gates (gates.go); the wall clock when nil.
 	Clock clock.PassiveClock
 	// FirstPass, when set, is told of every binding reconciled
-	// (internal/firstpass).
-	FirstPass *firstpass.Signal
+	// (internal/redecide).
+	FirstPass *redecide.FirstPass
 	// CatchUp, when set, is told of every binding decided
-	// (internal/catchup).
-	CatchUp *catchup.Round
+	// (internal/redecide).
+	CatchUp *redecide.Round
 	// queue, when set, is the controller's queue seen from the hold path:
-	// a pass gives way to hold changes (internal/priority).
-	queue *priority.Watched[reconcile.Request]
+	// a pass gives way to hold changes (internal/holdqueue).
+	queue *holdqueue.Watched[reconcile.Request]
 	// requeue, when set, queues a request again after a while whatever
 	// its pass returned; queue.Later when nil.
 	requeue func(reconcile.Request, time.Duration)
@@ -84,11 +83,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start := time.Now()
 	ticket := r.CatchUp.Begin()
 	if r.queue != nil {
-		ctx = lanes.WithTurn(ctx, r.queue.Turn(req))
+		ctx = holdwrites.WithTurn(ctx, r.queue.Turn(req))
 	}
 	var decided decision
 	result, outcome, err := r.reconcile(ctx, req, &decided)
-	if errors.Is(err, lanes.ErrGaveWay) {
+	if errors.Is(err, holdwrites.ErrGaveWay) {
 		// A hold change is queued, of this binding or waiting for this
 		// worker: this pass comes back (at once when the hold change is
 		// its own) and decides afresh, writing what it gave up.
@@ -227,7 +226,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 	events = append(events, r.setDeletionDelay(b, tpl, delay)...)
 
 	sync, syncErr := r.syncWorks(ctx, b, tpl, in, checks, decisions, delay, rolledBack, override, pullClusters(clusters.Items))
-	if errors.Is(syncErr, lanes.ErrGaveWay) {
+	if errors.Is(syncErr, holdwrites.ErrGaveWay) {
 		// Not a failure to report on the binding: Reconcile retries.
 		return ctrl.Result{}, "", syncErr
 	}

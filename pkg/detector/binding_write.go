@@ -22,7 +22,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
@@ -146,10 +146,10 @@ func (d *Reconciler) writeBinding(ctx context.Context, template *unstructured.Un
 	spec.Clusters = have.Clusters
 	annotations := existing.GetAnnotations()
 	// A change of what holds goes in the hold lane, ahead of bulk writes
-	// (internal/lanes).
+	// (internal/holdwrites).
 	if !equality.Semantic.DeepEqual(spec.Suspension, have.Suspension) ||
 		annotations[workkeys.TemplateHoldsAnnotation] != desired.GetAnnotations()[workkeys.TemplateHoldsAnnotation] {
-		ctx = lanes.Hold(ctx)
+		ctx = holdwrites.Hold(ctx)
 	}
 	sameAnnotations := true
 	for k, v := range desired.GetAnnotations() {

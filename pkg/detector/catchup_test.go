@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/internal/catchup"
+	"github.com/federator-dev/federator/internal/redecide"
 )
 
 // cachesBehind is a CacheWatch whose answer the test sets.
@@ -39,9 +39,9 @@ func TestAPassFromATemplateCacheThatDoesNotWatchDoesNotCountForTheRound(t *testi
 		WithIndex(&policyv1alpha1.ClusterPropagationPolicy{}, kindIndex, selectedKinds).Build()
 
 	const bindingKey = "ResourceBinding/shop/web-deployment"
-	round := catchup.New(func(context.Context) ([]catchup.Binding, error) {
-		return []catchup.Binding{{Namespace: "shop", Name: "web-deployment",
-			Template: catchup.Template{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}}}, nil
+	round := redecide.New(func(context.Context) ([]redecide.Binding, error) {
+		return []redecide.Binding{{Namespace: "shop", Name: "web-deployment",
+			Template: redecide.Template{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}}}, nil
 	}, time.Minute, logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -31,9 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/internal/catchup"
-	"github.com/federator-dev/federator/internal/lanes"
-	queuing "github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/holdqueue"
+	"github.com/federator-dev/federator/internal/holdwrites"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/internal/retry"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -59,7 +59,7 @@ type Reconciler struct {
 	client client.Client
 	// holdPath is the controller's queue seen from the hold path: a
 	// pass gives way when a hold change of its template is queued.
-	holdPath *queuing.Watched[Key]
+	holdPath *holdqueue.Watched[Key]
 	// apiReader reads a template past a cache that is behind its binding
 	// (templateAtLeast); the client when unset.
 	apiReader client.Reader
@@ -80,12 +80,12 @@ type Reconciler struct {
 	// claim is still on its way to the cache).
 	earlier map[Key][]client.Object
 	// catchUp: Options.CatchUp.
-	catchUp *catchup.Round
+	catchUp *redecide.Round
 	// templateCaches: Options.TemplateCaches.
 	templateCaches CacheWatch
 	// suspensionChanged marks the policy Keys whose fan-out carries a
 	// change of spec.suspension: their templates are queued at
-	// queuing.Hold.
+	// holdqueue.Hold.
 	suspensionChanged map[Key]bool
 }
 
@@ -114,17 +114,17 @@ type Options struct {
 	NoPolicyStatus bool
 	// CatchUp, when set, asks the detector to decide templates again after
 	// the hub caches broke, and is told of each template decided
-	// (internal/catchup).
-	CatchUp *catchup.Round
+	// (internal/redecide).
+	CatchUp *redecide.Round
 	// TemplateCaches, when set, says whether the hub cache of a kind of
 	// template watches the hub (internal/hubwatch): a pass counts for
 	// CatchUp only when its template's cache did as it began.
 	TemplateCaches CacheWatch
 	// Deciders, when set, is told what hold changes the detector is
 	// deciding (a policy's spec.suspension on its way into the binding),
-	// by template key (catchup.TemplateKey): the dispatchers write no
+	// by template key (redecide.TemplateKey): the dispatchers write no
 	// release of that template while one is.
-	Deciders *queuing.Deciders
+	Deciders *holdqueue.Deciders
 }
 
 // CacheWatch says whether the hub caches of templates of the given kinds
@@ -147,12 +147,12 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	}
 	// A priority queue: a template whose holds change, and the templates of
 	// a policy whose spec.suspension changes, go before bulk changes
-	// (internal/priority).
-	// A pass gives way to hold changes (internal/priority).
-	queue := queuing.NewWatched[Key]()
+	// (internal/holdqueue).
+	// A pass gives way to hold changes (internal/holdqueue).
+	queue := holdqueue.NewWatched[Key]()
 	queue.Observe, queue.Workers = metrics.ObserveHoldQueueWait, o.Workers
 	o.Deciders.Register("detector", func(key string) bool {
-		return queue.Deciding(func(k Key) bool { return catchup.TemplateKey(k.GroupKind(), k.Namespace, k.Name) == key })
+		return queue.Deciding(func(k Key) bool { return redecide.TemplateKey(k.GroupKind(), k.Namespace, k.Name) == key })
 	})
 	d.holdPath = queue
 	c, err := controller.NewTyped[Key]("detector", mgr, controller.TypedOptions[Key]{
@@ -173,8 +173,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 	if o.CatchUp != nil {
 		// After a break in the hub caches' watches, every bound template
 		// is decided again, from caches that watch.
-		if err := c.Watch(source.TypedChannel(o.CatchUp.Templates(), handler.TypedFuncs[catchup.Template, Key]{
-			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[catchup.Template], q workqueue.TypedRateLimitingInterface[Key]) {
+		if err := c.Watch(source.TypedChannel(o.CatchUp.Templates(), handler.TypedFuncs[redecide.Template, Key]{
+			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[redecide.Template], q workqueue.TypedRateLimitingInterface[Key]) {
 				t := e.Object
 				q.Add(Key{GroupVersionKind: schema.FromAPIVersionAndKind(t.APIVersion, t.Kind), Namespace: t.Namespace, Name: t.Name})
 			}})); err != nil {
@@ -247,16 +247,16 @@ func (d *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 	// found it up to date (0 when it wrote none or deleted it).
 	var floor int64
 	if d.holdPath != nil {
-		ctx = lanes.WithTurn(ctx, d.holdPath.Turn(key))
+		ctx = holdwrites.WithTurn(ctx, d.holdPath.Turn(key))
 	}
 	outcome, err := d.reconcile(ctx, key, &floor)
-	if errors.Is(err, lanes.ErrGaveWay) {
+	if errors.Is(err, holdwrites.ErrGaveWay) {
 		// A hold change is queued, of this template or waiting for this
 		// worker: this pass comes back and decides afresh.
 		return retry.Soon(), nil
 	}
 	result := ctrl.Result{}
-	if bindingKey := catchup.BindingKey(key.Namespace, names.GenerateBindingName(key.Kind, key.Name)); err == nil && behind == nil {
+	if bindingKey := redecide.BindingKey(key.Namespace, names.GenerateBindingName(key.Kind, key.Name)); err == nil && behind == nil {
 		d.catchUp.Detected(bindingKey, ticket, floor)
 	} else if err == nil && d.catchUp.Waits(bindingKey) {
 		outcome = strings.TrimPrefix(outcome+"; decided again once the hub cache of its kind watches: "+behind.Error(), "; ")

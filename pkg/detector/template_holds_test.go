@@ -18,7 +18,7 @@ import (
 
 // The binding carries a digest of its template's hold annotations, which
 // changes when they change and goes when they go: the binding controller
-// takes such a binding before bulk work (internal/priority).
+// takes such a binding before bulk work (internal/holdqueue).
 func TestBindingCarriesTemplateHolds(t *testing.T) {
 	c, d, dep, key := newTemplateTest()
 	ctx := context.Background()

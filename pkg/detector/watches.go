@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
-	queuing "github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/pkg/hold"
 )
 
@@ -44,7 +44,7 @@ func (d *Reconciler) watch(gvk schema.GroupVersionKind) error {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)
 	src := source.TypedKind[client.Object, Key](d.mgr.GetCache(), client.Object(obj),
-		queuing.Handler(func(_ context.Context, o client.Object) []Key {
+		holdqueue.Handler(func(_ context.Context, o client.Object) []Key {
 			return []Key{{GroupVersionKind: gvk, Namespace: o.GetNamespace(), Name: o.GetName()}}
 		}, func(old, new client.Object) bool {
 			return hold.AnnotationsChanged(old.GetAnnotations(), new.GetAnnotations())
@@ -67,18 +67,18 @@ func (d *Reconciler) policyHandler() handler.TypedEventHandler[client.Object, Ke
 		p := 0
 		if replaced != nil && replaced != policy &&
 			!equality.Semantic.DeepEqual(policykeys.SpecOf(replaced).Suspension, policykeys.SpecOf(policy).Suspension) {
-			p = queuing.Hold
+			p = holdqueue.Hold
 		}
 		d.mu.Lock()
 		d.queue = q
 		if replaced != nil {
 			d.earlier[key] = append(d.earlier[key], replaced)
 		}
-		if p == queuing.Hold {
+		if p == holdqueue.Hold {
 			d.suspensionChanged[key] = true
 		}
 		d.mu.Unlock()
-		queuing.Add(q, p, key)
+		holdqueue.Add(q, p, key)
 	}
 	return handler.TypedFuncs[client.Object, Key]{
 		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[Key]) {
@@ -123,7 +123,7 @@ func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 	queue := d.queue
 	p := 0
 	if d.suspensionChanged[key] {
-		p = queuing.Hold
+		p = holdqueue.Hold
 	}
 	delete(d.suspensionChanged, key)
 	d.mu.Unlock()
@@ -136,7 +136,7 @@ func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 		// Keep what was replaced for the retry.
 		d.mu.Lock()
 		d.earlier[key] = append(d.earlier[key], replaced...)
-		if p == queuing.Hold {
+		if p == holdqueue.Hold {
 			d.suspensionChanged[key] = true
 		}
 		d.mu.Unlock()
@@ -145,7 +145,7 @@ func (d *Reconciler) fanOut(ctx context.Context, key Key) error {
 	lazy := len(policies) > 0 && policies[0] == current && lazyActivation(current)
 	for _, k := range keys {
 		k.ByLazyPolicy = lazy
-		queuing.Add(queue, p, k)
+		holdqueue.Add(queue, p, k)
 	}
 	return nil
 }

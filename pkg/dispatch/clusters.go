@@ -272,27 +272,27 @@ type Options struct {
 	Members *Members
 	// FirstPass, when set, is closed once the binding controller has
 	// decided every binding once since this replica began to lead; Works
-	// are applied only after it (internal/firstpass).
+	// are applied only after it (internal/redecide).
 	FirstPass <-chan struct{}
 	// HubCaches, when set, says whether the hub caches a Work's decision
 	// rests on are watching the hub (internal/hubwatch): nothing is
 	// written to a member while one is not.
 	HubCaches HubCaches
 	// Holds, when set, says whether the hub's controllers are deciding a
-	// hold change of a Work's binding or template (priority.Deciders):
+	// hold change of a Work's binding or template (holdqueue.Deciders):
 	// no release of it is written to a member while one is.
 	Holds Holds
 }
 
 // Holds says which controller is deciding a hold change of one of keys
-// (catchup.BindingKey, catchup.TemplateKey), and of which; "" when none.
+// (redecide.BindingKey, redecide.TemplateKey), and of which; "" when none.
 type Holds interface {
 	Deciding(keys ...string) (controller, key string)
 }
 
 // HubCaches says whether what a Work's decision rests on is current: nil
 // when every hub cache of federator's kinds and of the given template
-// kinds watches the hub, and the Work's binding (catchup.BindingKey; ""
+// kinds watches the hub, and the Work's binding (redecide.BindingKey; ""
 // for a Work no binding wrote) has been decided again since they last
 // broke.
 type HubCaches interface {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/internal/catchup"
+	"github.com/federator-dev/federator/internal/redecide"
 )
 
 // What a pass confirms before its first write changes a member: that the
@@ -33,7 +33,7 @@ const hubBehindRetry = time.Second
 
 // errHoldDeciding: the hub's controllers are deciding a hold change of
 // the Work's binding or template, which may withdraw the release it
-// carries (priority.Deciders).
+// carries (holdqueue.Deciders).
 var errHoldDeciding = errors.New("not dispatched")
 
 // holdDecidingRetry is how soon a Work held back by errHoldDeciding is
@@ -85,22 +85,22 @@ func (r *WorkReconciler) confirmWork(ctx context.Context, work *workv1alpha1.Wor
 	return nil
 }
 
-// bindingOf is the key (catchup.BindingKey) of the binding that wrote the
+// bindingOf is the key (redecide.BindingKey) of the binding that wrote the
 // Work, from the annotations Karmada's binding controller puts on it; ""
 // when none did (a namespace's Work).
 func bindingOf(work *workv1alpha1.Work) string {
 	a := work.GetAnnotations()
 	if name := a[workv1alpha2.ClusterResourceBindingAnnotationKey]; name != "" {
-		return catchup.BindingKey("", name)
+		return redecide.BindingKey("", name)
 	}
 	if name := a[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
-		return catchup.BindingKey(a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], name)
+		return redecide.BindingKey(a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], name)
 	}
 	return ""
 }
 
 // templates are the Work's manifests' kinds (whose hub caches its
-// decision read) and their catchup.TemplateKey (the templates the
+// decision read) and their redecide.TemplateKey (the templates the
 // detector decided it from), from one read of each manifest's head.
 func templates(work *workv1alpha1.Work) (kinds []schema.GroupKind, keys []string) {
 	for _, m := range work.Spec.Workload.Manifests {
@@ -111,7 +111,7 @@ func templates(work *workv1alpha1.Work) (kinds []schema.GroupKind, keys []string
 		if err := json.Unmarshal(m.Raw, &head); err == nil {
 			gk := head.GroupVersionKind().GroupKind()
 			kinds = append(kinds, gk)
-			keys = append(keys, catchup.TemplateKey(gk, head.Namespace, head.Name))
+			keys = append(keys, redecide.TemplateKey(gk, head.Namespace, head.Name))
 		}
 	}
 	return kinds, keys

@@ -42,7 +42,7 @@ type WorkReconciler struct {
 	Clock clock.PassiveClock
 	// FirstPass, when set, is closed once the binding controller has
 	// decided every binding once since this replica began to lead
-	// (internal/firstpass): nothing is applied before.
+	// (internal/redecide): nothing is applied before.
 	FirstPass <-chan struct{}
 	// HubCaches, when set, is asked before the first member write of a
 	// pass: a Work from a cache that is not watching the hub may be behind

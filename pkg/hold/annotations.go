@@ -32,7 +32,7 @@ func Annotations(annotations map[string]string) map[string]string {
 
 // AnnotationsChanged says whether old and new differ in an annotation that
 // decides holds: a change the controllers take before bulk work
-// (internal/priority).
+// (internal/holdqueue).
 func AnnotationsChanged(old, new map[string]string) bool {
 	return AnnotationsDigest(old) != AnnotationsDigest(new)
 }

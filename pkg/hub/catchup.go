@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/hubwatch"
+	"github.com/federator-dev/federator/internal/redecide"
 )
 
 // hubCurrent is what the dispatchers ask before they write to a member:
@@ -17,7 +17,7 @@ import (
 // waits for the controllers to catch up with it.
 type hubCurrent struct {
 	caches *hubwatch.Tracker
-	round  *catchup.Round
+	round  *redecide.Round
 }
 
 func (h hubCurrent) Current(binding string, templates ...schema.GroupKind) error {
@@ -29,11 +29,11 @@ func (h hubCurrent) Current(binding string, templates ...schema.GroupKind) error
 
 // listBindings lists, from the API server, the bindings a round of
 // catching up waits for.
-func listBindings(reader client.Reader) func(context.Context) ([]catchup.Binding, error) {
-	return func(ctx context.Context) ([]catchup.Binding, error) {
-		var out []catchup.Binding
+func listBindings(reader client.Reader) func(context.Context) ([]redecide.Binding, error) {
+	return func(ctx context.Context) ([]redecide.Binding, error) {
+		var out []redecide.Binding
 		add := func(ns, name string, r workv1alpha2.ObjectReference) {
-			out = append(out, catchup.Binding{Namespace: ns, Name: name, Template: catchup.Template{
+			out = append(out, redecide.Binding{Namespace: ns, Name: name, Template: redecide.Template{
 				APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}})
 		}
 		rbs := &workv1alpha2.ResourceBindingList{}

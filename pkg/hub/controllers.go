@@ -8,10 +8,9 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/federator-dev/federator/internal/catchup"
-	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/hubwatch"
-	"github.com/federator-dev/federator/internal/priority"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
@@ -36,15 +35,15 @@ type deps struct {
 	noPolicyStatus bool
 	// firstPass: the binding controller's first pass, which the
 	// dispatcher waits for; nil when the binding controller is off.
-	firstPass *firstpass.Signal
+	firstPass *redecide.FirstPass
 	// hubCaches: whether the hub's informers watch the hub.
 	hubCaches *hubwatch.Tracker
 	// catchUp: after the hub caches broke, the detector's and the binding
 	// controller's passes the dispatchers wait for; nil when either is off.
-	catchUp *catchup.Round
+	catchUp *redecide.Round
 	// deciders: the hold changes the detector and the binding controller
 	// are deciding, which the dispatchers wait for.
-	deciders *priority.Deciders
+	deciders *holdqueue.Deciders
 }
 
 // Controller is one controller the hub runs, by the name --controllers

@@ -24,13 +24,12 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/internal/catchup"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/firstpass"
+	"github.com/federator-dev/federator/internal/holdqueue"
+	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/hubwatch"
-	"github.com/federator-dev/federator/internal/lanes"
-	"github.com/federator-dev/federator/internal/priority"
 	"github.com/federator-dev/federator/internal/recorder"
+	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/internal/startup"
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
@@ -45,7 +44,7 @@ type Options struct {
 	HubQPS   float32
 	HubBurst int
 	// HubBulkWrites bounds the writes to the hub in flight at once that
-	// change no hold (internal/lanes); 0 bounds none.
+	// change no hold (internal/holdwrites); 0 bounds none.
 	HubBulkWrites int
 	// EventQueueLimit is how many Events wait for the hub per recorder
 	// shard before more are dropped (internal/recorder); 0 queues none,
@@ -108,7 +107,7 @@ const LeaderElectionID = "federator-controller"
 // DefaultOptions are high enough that client rate limits are never what
 // limits throughput.
 func DefaultOptions() Options {
-	return Options{HubQPS: 2000, HubBurst: 4000, HubBulkWrites: lanes.DefaultBulkWrites, EventQueueLimit: recorder.QueueLimit, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
+	return Options{HubQPS: 2000, HubBurst: 4000, HubBulkWrites: holdwrites.DefaultBulkWrites, EventQueueLimit: recorder.QueueLimit, Member: dispatch.ClientOptions{QPS: 200, Burst: 400},
 		Workers: 32, ClusterStatusInterval: 5 * time.Second, ClusterMonitorGracePeriod: 40 * time.Second, MetricsAddr: "0", WebhookAddr: "0",
 		Controllers: []string{"*"}, MaxDeletionDelay: countdown.DefaultMaxDelay, ProfilingBindAddress: ":6060",
 		HealthProbeAddr: "0", LeaderElectionNamespace: Namespace, InstallCRDs: true}
@@ -119,7 +118,7 @@ func DefaultOptions() Options {
 func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return lanes.Limit(rt, o.HubBulkWrites) })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return holdwrites.Limit(rt, o.HubBulkWrites) })
 	scheme := policy.NewScheme()
 
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -214,13 +213,13 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 		return err
 	}
 	d := deps{options: o, members: members, hubCaches: hubCaches, memberConfig: memberConfig, noPolicyStatus: !installed.PolicyStatus(),
-		deciders: &priority.Deciders{}}
+		deciders: &holdqueue.Deciders{}}
 	if enabled["binding"] {
-		d.firstPass = firstpass.New()
+		d.firstPass = redecide.NewFirstPass()
 	}
 	if enabled["binding"] && enabled["detector"] {
 		// Leader-elected, as the controllers it drives.
-		d.catchUp = catchup.New(listBindings(mgr.GetAPIReader()), binding.FirstPassPatience, ctrl.Log.WithName("catchup"))
+		d.catchUp = redecide.New(listBindings(mgr.GetAPIReader()), binding.FirstPassPatience, ctrl.Log.WithName("catchup"))
 		hubCaches.CatchUp(d.catchUp)
 		if err := mgr.Add(d.catchUp); err != nil {
 			return err

@@ -47,7 +47,7 @@ var holdQueueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
 }, []string{"controller", "behind"})
 
-// ObserveHoldQueueWait records one hold change's wait (internal/priority's
+// ObserveHoldQueueWait records one hold change's wait (internal/holdqueue's
 // Watched.Observe).
 func ObserveHoldQueueWait(controller string, wait time.Duration, sameObject bool) {
 	behind := "worker"

@@ -17,7 +17,7 @@ import (
 // that pass ran for 3.7 s (seed 31, beside the soak and Karmada's build).
 // Here the hub answers the hold's write late, as under load; the
 // dispatcher, whose Work still says released, sends nothing while the
-// binding controller decides the hold change (priority.Deciders).
+// binding controller decides the hold change (holdqueue.Deciders).
 var _ = Describe("a hold change still being written", func() {
 	It("is not overtaken by the release it withdraws: the dispatcher waits for the binding controller's pass", func() {
 		f, hub, proxy, logs := fleetViaProxy()

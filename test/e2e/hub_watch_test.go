@@ -35,7 +35,7 @@ import (
 // (seed 2026, run 5). The dispatcher sends nothing from caches that do not
 // watch the hub, nor, once they watch again, before the detector and then
 // the binding controller have decided every binding again
-// (internal/catchup): a heuristic wait of one second after the watch
+// (internal/redecide): a heuristic wait of one second after the watch
 // opened failed 2 runs in 7, the detector writing the suspension 3 s
 // after the relist.
 var _ = Describe("a hub cache that stopped watching", func() {

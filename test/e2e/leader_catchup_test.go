@@ -22,7 +22,7 @@ import (
 // be sent after it: the new leader's binding controller, deciding from
 // the binding as it was, finds that Work as it wants it and writes
 // nothing, so nothing but a wait for its detector stops the dispatcher
-// (internal/catchup). The detector's binding writes are refused for a
+// (internal/redecide). The detector's binding writes are refused for a
 // while, as when they conflict or time out, so the spec does not depend
 // on which controller the scheduler runs first.
 var _ = Describe("a replica that begins to lead", func() {

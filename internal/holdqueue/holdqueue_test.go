@@ -1,4 +1,4 @@
-package priority
+package holdqueue
 
 import (
 	"context"

@@ -1,12 +1,13 @@
-// Package priority owns the order in which federator's controllers take
+// Package holdqueue owns the order in which federator's controllers take
 // their work: a change of what holds a cluster (a suspension set or lifted,
 // a gate that opens or closes, a rollout that releases a cluster) goes
 // before bulk propagation, so an incident freeze does not wait behind
 // hundreds of ordinary template changes. The detector and the binding
 // controller run controller-runtime's priority queue (UsePriorityQueue);
 // their event handlers add hold changes at Hold priority through this
-// package.
-package priority
+// package. It also owns which hold changes are taken in and not yet
+// written (Deciders), which the dispatchers ask before writing a release.
+package holdqueue
 
 import (
 	"context"

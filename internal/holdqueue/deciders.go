@@ -1,11 +1,11 @@
-package priority
+package holdqueue
 
 import "sync"
 
 // Deciders gathers, across the hub's controllers, who is deciding a hold
 // change: each controller registers what its queue is deciding (Watched's
 // Deciding), by the keys the dispatcher knows a Work by (its binding's
-// catchup.BindingKey, its templates' catchup.TemplateKey). A dispatcher
+// redecide.BindingKey, its templates' redecide.TemplateKey). A dispatcher
 // asks before it writes a release to a member, and waits while one is: a
 // release written before a hold and not yet at its member (the member was
 // away, a new leader's dispatchers just started) is what that hold

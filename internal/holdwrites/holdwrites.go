@@ -1,4 +1,4 @@
-// Package lanes owns the order in which federator's writes reach the hub
+// Package holdwrites owns the order in which federator's writes reach the hub
 // API server: a write that changes what holds a cluster (a Work held or
 // released, a binding's suspension) goes in the hold lane, ahead of bulk
 // writes (templates propagating, status reports, Events).
@@ -8,11 +8,11 @@
 // it, first come first served. With 32 workers per controller and parallel
 // Work writes, about 160 requests were in flight during bulk propagation,
 // and a freeze's writes waited behind all of them: a queue the controllers'
-// priority queues (internal/priority) cannot reorder. Bulk writes are
+// priority queues (internal/holdqueue) cannot reorder. Bulk writes are
 // therefore limited to a few in flight at once (enough to keep the hub
 // busy), so the waiting happens in the priority queues, where a hold goes
 // first, and hold writes are never limited.
-package lanes
+package holdwrites
 
 import (
 	"context"
@@ -42,7 +42,7 @@ type turnKey struct{}
 var ErrGaveWay = errors.New("gave way to a hold change; nothing was written")
 
 // Turn is a reconcile's place in line, as its queue sees it
-// (internal/priority): GiveWay is closed when the reconcile should stop
+// (internal/holdqueue): GiveWay is closed when the reconcile should stop
 // waiting for bulk write slots (a hold change of its object is queued, or
 // a hold change waits for its worker), and Waiting tells the queue how
 // many of its writes wait for a slot now.

@@ -1,4 +1,4 @@
-package catchup
+package redecide
 
 import (
 	"context"

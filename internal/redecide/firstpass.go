@@ -1,21 +1,16 @@
-// Package firstpass owns the signal that the binding controller has
-// decided every binding once since this replica began to lead. The
-// dispatcher applies nothing before it: the Works a previous leader left
-// (or that no leader updated while none led) may be behind their template
-// and its holds, and must be decided again before they reach a member.
-package firstpass
+package redecide
 
 import (
 	"slices"
 	"sync"
 )
 
-// Signal is closed once every binding present when listing began was
+// FirstPass closes (Done) once every binding present when listing began was
 // decided once: a pass that stopped before it decided (a cache behind, a
 // read that failed) does not count. A binding that keeps failing reports
 // its own error; GiveUp ends the wait for it, so it does not hold the
 // others back for ever.
-type Signal struct {
+type FirstPass struct {
 	mu         sync.Mutex
 	reconciled map[string]bool
 	pending    map[string]bool
@@ -23,13 +18,13 @@ type Signal struct {
 	done       chan struct{}
 }
 
-// New is a Signal not yet done.
-func New() *Signal {
-	return &Signal{reconciled: map[string]bool{}, done: make(chan struct{})}
+// NewFirstPass is a FirstPass not yet done.
+func NewFirstPass() *FirstPass {
+	return &FirstPass{reconciled: map[string]bool{}, done: make(chan struct{})}
 }
 
-// Done is closed once the first pass is over; nil Signal: already closed.
-func (s *Signal) Done() <-chan struct{} {
+// Done is closed once the first pass is over; nil FirstPass: already closed.
+func (s *FirstPass) Done() <-chan struct{} {
 	if s == nil {
 		closed := make(chan struct{})
 		close(closed)
@@ -39,7 +34,7 @@ func (s *Signal) Done() <-chan struct{} {
 }
 
 // Reconciled records that a pass decided the binding key.
-func (s *Signal) Reconciled(key string) {
+func (s *FirstPass) Reconciled(key string) {
 	if s == nil {
 		return
 	}
@@ -55,7 +50,7 @@ func (s *Signal) Reconciled(key string) {
 
 // Listed records the bindings present at the start; the signal closes once
 // each was reconciled (at once when there are none).
-func (s *Signal) Listed(keys []string) {
+func (s *FirstPass) Listed(keys []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.listed {
@@ -72,7 +67,7 @@ func (s *Signal) Listed(keys []string) {
 	s.closeIfDone()
 }
 
-func (s *Signal) closeIfDone() {
+func (s *FirstPass) closeIfDone() {
 	if len(s.pending) == 0 {
 		select {
 		case <-s.done:
@@ -84,7 +79,7 @@ func (s *Signal) closeIfDone() {
 
 // GiveUp closes the signal although some bindings were not decided yet,
 // and returns those, sorted; none once it is done.
-func (s *Signal) GiveUp() []string {
+func (s *FirstPass) GiveUp() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var pending []string

@@ -1,4 +1,4 @@
-package priority
+package holdqueue
 
 import (
 	"sync"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 )
 
 // Watched is a controller's priority queue seen from the hold path: it
@@ -17,7 +17,7 @@ import (
 // whether it waited behind a reconcile of the same object already in
 // flight (a workqueue never hands out one key twice at once) or for a free
 // worker. And it makes the reconcile in its way give way (the Turn of
-// internal/lanes): the one of the same object, whose queued bulk writes
+// internal/holdwrites): the one of the same object, whose queued bulk writes
 // are stale (the pass after it decides afresh); or, when every worker is
 // busy, one ordinary reconcile waiting for a bulk write slot, which comes
 // back later: a priority queue orders what waits for a worker, but a hold
@@ -51,7 +51,7 @@ type pendingHold struct {
 	sameObject bool
 }
 
-// inFlight is one reconcile's Turn (internal/lanes).
+// inFlight is one reconcile's Turn (internal/holdwrites).
 type inFlight struct {
 	giveWay chan struct{}
 	told    bool
@@ -105,9 +105,9 @@ func (w *Watched[T]) Later(item T, d time.Duration) {
 	}
 }
 
-// Turn is the Turn of item's reconcile in flight (lanes.WithTurn); nil
+// Turn is the Turn of item's reconcile in flight (holdwrites.WithTurn); nil
 // when item is not in flight.
-func (w *Watched[T]) Turn(item T) lanes.Turn {
+func (w *Watched[T]) Turn(item T) holdwrites.Turn {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if f, ok := w.running[item]; ok {

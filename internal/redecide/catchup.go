@@ -1,17 +1,4 @@
-// Package catchup owns the proof that the hub's decisions have caught up
-// after its caches stopped watching the hub. While an informer cannot
-// watch (the hub's API server restarts, a connection drops), writes reach
-// its cache only when it watches again, and each controller then acts on
-// them in turn: the detector writes a policy's new suspension into the
-// binding, the binding controller writes the hold into the Work. A Work
-// dispatched before both have would carry a release the hub no longer
-// wants. A Round says when they have: after a break it lists the bindings,
-// asks the detector to decide each binding's template again and, once it
-// has, the binding controller to decide the binding again from a version
-// at least as new as the one the detector left. Until a binding is
-// decided so (or the round's patience ends), Current refuses its Works,
-// and the dispatchers apply nothing of them.
-package catchup
+package redecide
 
 import (
 	"context"
@@ -48,7 +35,7 @@ func BindingKey(namespace, name string) string {
 }
 
 // TemplateKey names a resource template of kind gk, for the hold changes
-// the detector decides (priority.Deciders) and the dispatchers wait for.
+// the detector decides (holdqueue.Deciders) and the dispatchers wait for.
 func TemplateKey(gk schema.GroupKind, namespace, name string) string {
 	return gk.String() + "/" + namespace + "/" + name
 }

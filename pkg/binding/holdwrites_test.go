@@ -11,17 +11,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/federator-dev/federator/internal/lanes"
+	"github.com/federator-dev/federator/internal/holdwrites"
 )
 
 // The Work writes that hold or release a cluster go in the hold lane (ahead
-// of bulk writes to the hub, internal/lanes); a change that holds nothing
+// of bulk writes to the hub, internal/holdwrites); a change that holds nothing
 // new goes in the bulk lane.
 func TestWorkWritesThatHoldGoInTheHoldLane(t *testing.T) {
 	var writes []bool // one per Work write: in the hold lane?
 	record := func(ctx context.Context, obj client.Object) {
 		if _, ok := obj.(*workv1alpha1.Work); ok {
-			writes = append(writes, lanes.IsHold(ctx))
+			writes = append(writes, holdwrites.IsHold(ctx))
 		}
 	}
 	b := newBindingTest(t, nil, interceptor.Funcs{

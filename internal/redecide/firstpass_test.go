@@ -1,8 +1,8 @@
-package firstpass
+package redecide
 
 import "testing"
 
-func closed(s *Signal) bool {
+func closed(s *FirstPass) bool {
 	select {
 	case <-s.Done():
 		return true
@@ -11,8 +11,8 @@ func closed(s *Signal) bool {
 	}
 }
 
-func TestSignal(t *testing.T) {
-	s := New()
+func TestFirstPass(t *testing.T) {
+	s := NewFirstPass()
 	s.Reconciled("rb/a") // reconciled before the list came
 	if closed(s) {
 		t.Fatal("done before the bindings were listed")
@@ -33,20 +33,20 @@ func TestSignal(t *testing.T) {
 	s.Reconciled("crb/c") // again: no panic on a closed signal
 }
 
-func TestNoBindings(t *testing.T) {
-	s := New()
+func TestFirstPassWithNoBindings(t *testing.T) {
+	s := NewFirstPass()
 	s.Listed(nil)
 	if !closed(s) {
 		t.Fatal("a hub with no binding is done at once")
 	}
-	var none *Signal
+	var none *FirstPass
 	if !closed(none) {
 		t.Fatal("no signal (no binding controller) is done")
 	}
 }
 
-func TestGiveUp(t *testing.T) {
-	s := New()
+func TestFirstPassGiveUp(t *testing.T) {
+	s := NewFirstPass()
 	s.Listed([]string{"rb/b", "rb/a", "rb/c"})
 	s.Reconciled("rb/c")
 	if got := s.GiveUp(); len(got) != 2 || got[0] != "rb/a" || got[1] != "rb/b" {
