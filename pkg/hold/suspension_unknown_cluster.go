@@ -22,10 +22,9 @@ var unknownClusterAnnotationCheck = Check{Name: "UnknownSuspendedClusterAnnotati
 		if o.Kind == "" {
 			continue
 		}
-		if keys := UnknownClusterAnnotations(o.Annotations, in.KnownClusters); len(keys) > 0 {
-			unknown := UnknownAnnotatedClusters(o.Annotations, in.KnownClusters)
+		if unknown := UnknownAnnotatedClusters(o.Annotations, in.KnownClusters); len(unknown) > 0 {
 			problems = append(problems, fmt.Sprintf("annotation %s on %s names %s, which is no registered Cluster",
-				strings.Join(keys, ", "), o, QuotedNames(unknown)))
+				strings.Join(suspendedKeys(unknown), ", "), o, QuotedNames(unknown)))
 		}
 	}
 	if len(problems) == 0 {

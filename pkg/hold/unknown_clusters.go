@@ -58,11 +58,17 @@ func UnknownAnnotatedClusters(annotations map[string]string, known []string) []s
 // UnknownClusterAnnotations are the suspended.propagation.federator.dev/<cluster>
 // keys among annotations whose cluster is not in known, sorted.
 func UnknownClusterAnnotations(annotations map[string]string, known []string) []string {
-	unknown := UnknownAnnotatedClusters(annotations, known)
-	for i, c := range unknown {
-		unknown[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
+	return suspendedKeys(UnknownAnnotatedClusters(annotations, known))
+}
+
+// suspendedKeys are the suspended.propagation.federator.dev/<cluster> keys
+// of clusters.
+func suspendedKeys(clusters []string) []string {
+	keys := make([]string, len(clusters))
+	for i, c := range clusters {
+		keys[i] = policykeys.ClusterSuspendedAnnotationPrefix + c
 	}
-	return unknown
+	return keys
 }
 
 // QuotedNames is how a message names clusters (or keys): each Go-quoted,
