@@ -59,13 +59,17 @@ func image(t *testing.T, h *hub) (string, map[string]string) {
 	return c[0].(map[string]any)["image"].(string), live.GetAnnotations()
 }
 
+// gates is the annotation that gates a template: a hold, which undo keeps
+// as the template has it (apis/keys).
+const gates = "gating.federator.dev/gates"
+
 func TestRolloutUndo(t *testing.T) {
 	ro := testRollout(nil, progressingStatus()) // at revision 3
 	setup := func() *hub {
 		h := rolloutsHub(t, ro.DeepCopy())
 		for _, o := range []client.Object{
-			deploymentTemplate("nginx:1.27-broken", map[string]string{suspended: "incident 9", "team": "now"}),
-			keptRevision(t, ro, 2, deploymentTemplate("nginx:1.26", map[string]string{"team": "then", suspended: "old hold"})),
+			deploymentTemplate("nginx:1.27-broken", map[string]string{suspended: "incident 9", "team": "now", gates: "sre-approval"}),
+			keptRevision(t, ro, 2, deploymentTemplate("nginx:1.26", map[string]string{"team": "then", suspended: "old hold", gates: "old-gate"})),
 			keptRevision(t, ro, 1, deploymentTemplate("nginx:1.25", nil)),
 		} {
 			if err := h.client.Create(context.Background(), o); err != nil {
@@ -87,8 +91,8 @@ func TestRolloutUndo(t *testing.T) {
 	if img != "nginx:1.26" {
 		t.Errorf("image %s after undo, want the one before (nginx:1.26)", img)
 	}
-	if annotations["team"] != "then" || annotations[suspended] != "incident 9" {
-		t.Errorf("annotations %v: want the kept revision's, with the hold the template has now", annotations)
+	if annotations["team"] != "then" || annotations[suspended] != "incident 9" || annotations[gates] != "sre-approval" {
+		t.Errorf("annotations %v: want the kept revision's, with the holds (suspension, gates) the template has now", annotations)
 	}
 
 	h = setup()
