@@ -5,8 +5,8 @@
 // finalizers federator puts on Works, bindings, the objects it writes into
 // member clusters and the deletion tombstones (keys.go); the condition
 // types, reasons, messages and event reasons of Works and bindings
-// (reasons.go); and the one reading of which policy claims a template
-// (claim.go). Where Karmada has a string for the same purpose it is used
+// (reasons.go); the one reading of which policy claims a template
+// (claim.go); and the object a Work carries (manifest.go). Where Karmada has a string for the same purpose it is used
 // unchanged, so Karmada's tools and a Karmada user's scripts and checks
 // recognise federator's objects.
 package work
@@ -90,7 +90,7 @@ const (
 	// the Work keeps the value it had, which still names what the member
 	// runs. It never causes a write of its own, is not sent to members,
 	// and is read by `federator get rollout` and the dashboard
-	// (internal/copystate) only while the member does not run the Work's
+	// (pkg/copystate) only while the member does not run the Work's
 	// manifest.
 	MemberRunsAnnotation = "work.federator.dev/member-runs"
 

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/federator-dev/federator/internal/clidoc"
 	"github.com/federator-dev/federator/pkg/hub"
 )
 
@@ -99,7 +100,7 @@ func newControllerCommand() *cobra.Command {
 		"run controllers only while holding the Lease "+hub.LeaderElectionID+", so that replicas take turns; released on SIGTERM")
 	f.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"namespace of the Lease, created if missing; defaults to $POD_NAMESPACE, else the in-cluster namespace, else "+hub.Namespace)
-	documentDefault(f, "leader-election-namespace", hub.Namespace)
+	clidoc.DocumentDefault(f, "leader-election-namespace", hub.Namespace)
 	f.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
 		"how long a standby waits after the leader's last renewal before taking the Lease")
 	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,

@@ -7,8 +7,9 @@
 //   - Only pkg/hub, pkg/agent and cmd/federator import controller packages
 //     (tests aside); the CLI (cmd/federator/cli) reads what it shares with a
 //     controller from internal/ (internal/manifest, internal/leaving).
-//   - Pure decision packages (pkg/hold, pkg/placement, pkg/gatestate, and
-//     pkg/analysis, which also queries Prometheus over HTTP) import neither
+//   - Pure decision packages (pkg/hold, pkg/placement, pkg/gatestate,
+//     pkg/copystate, and pkg/analysis, which also queries Prometheus over
+//     HTTP) import neither
 //     controller-runtime nor client-go, nor any federator package but apis/.
 //   - apis/ imports nothing of federator but apis/; internal/ nothing of pkg/,
 //     except test-support packages named like httptest (internal/fleettest),

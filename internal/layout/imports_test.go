@@ -69,7 +69,7 @@ func scan(t *testing.T, root string) map[string]*pkgInfo {
 
 // purePackages are the pure decision packages: they take plain values and
 // import neither controller-runtime nor client-go.
-var purePackages = []string{"pkg/hold", "pkg/placement", "pkg/gatestate", "pkg/analysis"}
+var purePackages = []string{"pkg/hold", "pkg/placement", "pkg/gatestate", "pkg/analysis", "pkg/copystate"}
 
 func TestImportsPointOneWay(t *testing.T) {
 	pkgs := scan(t, "../..")

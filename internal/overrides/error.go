@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 // Error is an override policy that cannot be applied to one
@@ -122,7 +121,7 @@ func LastGood(w *workv1alpha1.Work, err error) (*unstructured.Unstructured, map[
 	if !errors.As(err, &bad) || w == nil {
 		return nil, nil
 	}
-	manifest := works.FirstManifest(w)
+	manifest := workkeys.FirstManifest(w)
 	if manifest == nil {
 		return nil, nil
 	}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -301,17 +300,4 @@ func manifestsUpToDate(have, spec workv1alpha1.WorkSpec) bool {
 		}
 	}
 	return true
-}
-
-// FirstManifest is the first object a Work carries (federator's Works carry
-// one), nil when it carries none or it does not decode.
-func FirstManifest(w *workv1alpha1.Work) *unstructured.Unstructured {
-	if len(w.Spec.Workload.Manifests) == 0 {
-		return nil
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
-		return nil
-	}
-	return u
 }

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/federator-dev/federator/internal/works"
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 func (b *bindingTest) setImage(t *testing.T, image string) {
@@ -52,7 +52,7 @@ func heldWith(w *workv1alpha1.Work, why string) bool {
 }
 
 func workImage(w *workv1alpha1.Work) string {
-	containers, _, _ := unstructured.NestedSlice(works.FirstManifest(w).Object, "spec", "template", "spec", "containers")
+	containers, _, _ := unstructured.NestedSlice(workkeys.FirstManifest(w).Object, "spec", "template", "spec", "containers")
 	if len(containers) == 0 {
 		return ""
 	}

@@ -18,7 +18,6 @@ import (
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 // withDeletionDelay puts the delay in force on a member manifest: the
@@ -44,7 +43,7 @@ func (r *Reconciler) carryDelay(ctx context.Context, work *workv1alpha1.Work, de
 	if len(work.Spec.Workload.Manifests) != 1 {
 		return nil
 	}
-	manifest := works.FirstManifest(work)
+	manifest := workkeys.FirstManifest(work)
 	if manifest == nil || manifest.GetAnnotations()[policykeys.DeletionDelayAnnotation] == delay.ManifestValue() {
 		return nil
 	}
@@ -96,7 +95,7 @@ func (r *Reconciler) keepForCountdown(ctx context.Context, work *workv1alpha1.Wo
 	if err != nil || !pull[cluster] || len(work.Spec.Workload.Manifests) != 1 {
 		return false
 	}
-	manifest := works.FirstManifest(work)
+	manifest := workkeys.FirstManifest(work)
 	if manifest == nil || !countdown.Delayed(manifest) {
 		return false
 	}

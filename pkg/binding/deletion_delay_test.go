@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 func (b *bindingTest) setDelay(t *testing.T, obj client.Object, value string) {
@@ -29,7 +29,7 @@ func (b *bindingTest) setDelay(t *testing.T, obj client.Object, value string) {
 
 func (b *bindingTest) manifestDelay(t *testing.T, cluster string) string {
 	t.Helper()
-	return works.FirstManifest(b.work(t, cluster)).GetAnnotations()["federator.dev/deletion-delay"]
+	return workkeys.FirstManifest(b.work(t, cluster)).GetAnnotations()["federator.dev/deletion-delay"]
 }
 
 func (b *bindingTest) delayCondition(t *testing.T) *metav1.Condition {
@@ -121,7 +121,7 @@ func TestDeletionDelayOnWorks(t *testing.T) {
 			if len(list) != 0 && list[0].DeletionTimestamp.IsZero() {
 				t.Errorf("fixed: member2's Work is still kept")
 			}
-			if len(list) == 1 && works.FirstManifest(&list[0]).GetAnnotations()["federator.dev/deletion-delay"] != "5s" {
+			if len(list) == 1 && workkeys.FirstManifest(&list[0]).GetAnnotations()["federator.dev/deletion-delay"] != "5s" {
 				t.Errorf("the deleted Work carries the old delay: the dispatcher would keep the object for good")
 			}
 		})

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/federator-dev/federator/internal/works"
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // The Work of a cluster no longer targeted is deleted only as the pass
@@ -73,7 +73,7 @@ func TestAWorkIsDeletedOnlyAsThePassReadIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !stored.DeletionTimestamp.IsZero() {
-		if got := works.FirstManifest(stored).GetAnnotations()["federator.dev/deletion-delay"]; got != "1h" {
+		if got := workkeys.FirstManifest(stored).GetAnnotations()["federator.dev/deletion-delay"]; got != "1h" {
 			t.Errorf("member2's Work was deleted carrying deletion delay %q, want 1h: the pass judged it from a cached copy "+
 				"that had the delay already, and its member copy would be deleted at once", got)
 		}

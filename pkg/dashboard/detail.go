@@ -8,7 +8,6 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 // detailAnnotations are the Work annotations a cell's detail shows.
@@ -47,7 +46,7 @@ func memberConditions(w *workv1alpha1.Work) []conditionView {
 // countdown itself runs on the member (federator.dev/deletion-timestamp),
 // which the dashboard does not read.
 func deletionNote(w *workv1alpha1.Work) string {
-	m := works.FirstManifest(w)
+	m := workkeys.FirstManifest(w)
 	if m == nil {
 		return ""
 	}

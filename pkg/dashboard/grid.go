@@ -13,8 +13,7 @@ import (
 
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/copystate"
-	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/copystate"
 )
 
 // The grid: templates by clusters, each cell a copy's state, filtered.
@@ -100,7 +99,7 @@ func (s *snapshot) row(b binding, f filter, clusters []string) (row, bool) {
 	for _, t := range b.spec.Clusters {
 		targeted[t.Name] = true
 		if w := s.works[b.workKey(t.Name)]; w != nil && manifestLabels == nil && f.selector != nil {
-			if m := works.FirstManifest(w); m != nil {
+			if m := workkeys.FirstManifest(w); m != nil {
 				manifestLabels = m.GetLabels()
 			}
 		}
@@ -123,7 +122,7 @@ func (s *snapshot) row(b binding, f filter, clusters []string) (row, bool) {
 }
 
 // cell judges one template's copy on one cluster as `federator get
-// rollout` does (internal/copystate). The Work is current when it was
+// rollout` does (pkg/copystate). The Work is current when it was
 // written from the binding's latest generation: the detector records the
 // template's resourceVersion in the binding, so a template change is a
 // new binding generation.

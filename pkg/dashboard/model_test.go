@@ -3,7 +3,7 @@ package dashboard
 import (
 	"testing"
 
-	"github.com/federator-dev/federator/internal/copystate"
+	"github.com/federator-dev/federator/pkg/copystate"
 )
 
 // A copy that waits says what its member still runs beside what it waits

@@ -14,8 +14,8 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/countdown"
-	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/gatestate"
 	"github.com/federator-dev/federator/pkg/membership"
 )
@@ -214,7 +214,7 @@ func (s *snapshot) removing() []removingView {
 		}
 		cluster, _ := names.GetClusterName(w.Namespace)
 		v := removingView{Cluster: cluster, Work: w.Namespace + "/" + w.Name, Since: w.DeletionTimestamp.Time}
-		if m := works.FirstManifest(w); m != nil {
+		if m := workkeys.FirstManifest(w); m != nil {
 			v.Object = countdown.Ref{Kind: m.GetKind(), Namespace: m.GetNamespace(), Name: m.GetName()}.String()
 			v.Delay = m.GetAnnotations()[policykeys.DeletionDelayAnnotation]
 		}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/internal/works"
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 func clusterOverridePolicy(name string, selectors []policyv1alpha1.ResourceSelector, o policyv1alpha1.Overriders) *policyv1alpha1.ClusterOverridePolicy {
@@ -58,7 +58,7 @@ func TestClusterOverridePoliciesApplyToNamespaces(t *testing.T) {
 		}
 		return w
 	}
-	labels := func(w *workv1alpha1.Work) map[string]string { return works.FirstManifest(w).GetLabels() }
+	labels := func(w *workv1alpha1.Work) map[string]string { return workkeys.FirstManifest(w).GetLabels() }
 	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: "ops"}}); err != nil {
 		t.Fatal(err)
 	}

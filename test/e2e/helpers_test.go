@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/federator-dev/federator/apis/policy"
-	"github.com/federator-dev/federator/internal/works"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -98,7 +98,7 @@ func workOn(hub client.Client, member, ns, name string) *workv1alpha1.Work {
 // workImageOn is the image workOn's Work carries, "" while there is none.
 func workImageOn(hub client.Client, member, ns, name string) string {
 	if w := workOn(hub, member, ns, name); w != nil {
-		if u := works.FirstManifest(w); u != nil {
+		if u := workkeys.FirstManifest(w); u != nil {
 			return framework.Image(u)
 		}
 	}

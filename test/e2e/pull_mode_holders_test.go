@@ -27,7 +27,7 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
-	"github.com/federator-dev/federator/internal/works"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -392,7 +392,7 @@ func (p pullFleet) work(member string) *workv1alpha1.Work {
 }
 
 func (p pullFleet) workVersion(member string) string {
-	if u := works.FirstManifest(p.work(member)); u != nil {
+	if u := workkeys.FirstManifest(p.work(member)); u != nil {
 		return pullVersion(u)
 	}
 	return ""

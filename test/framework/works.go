@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/internal/works"
+	workkeys "github.com/federator-dev/federator/apis/work"
 )
 
 // WorkKey is where the hub keeps the Work of template kind ns/name for
@@ -49,7 +49,7 @@ func (e *Env) WorkValue(ctx context.Context, member, kind, ns, name string, fiel
 	if err != nil {
 		return Absent
 	}
-	u := works.FirstManifest(w)
+	u := workkeys.FirstManifest(w)
 	if u == nil {
 		return Absent
 	}

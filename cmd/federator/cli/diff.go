@@ -22,7 +22,6 @@ import (
 	"github.com/federator-dev/federator/apis/keys"
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 // Exit codes of diff, as kubectl diff's.
@@ -193,7 +192,7 @@ func diffCluster(ctx context.Context, h *hub, cluster string, work *workv1alpha1
 // the gates) are no change the resume brings; a Work written before members
 // stopped getting them may still carry them.
 func resumedManifest(work *workv1alpha1.Work) *unstructured.Unstructured {
-	m := works.FirstManifest(work)
+	m := workkeys.FirstManifest(work)
 	if m == nil {
 		return nil
 	}

@@ -16,7 +16,6 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/gatestate"
 	"github.com/federator-dev/federator/pkg/membership"
 )
@@ -91,7 +90,7 @@ func listWorkObjects(ctx context.Context, h *hub, name string) (listing, error) 
 }
 
 func templateNamespace(w *workv1alpha1.Work) string {
-	if m := works.FirstManifest(w); m != nil {
+	if m := workkeys.FirstManifest(w); m != nil {
 		return m.GetNamespace()
 	}
 	return ""
@@ -106,7 +105,7 @@ func (l workListing) table(wide bool, h *hub) *table {
 		w := obj.(*workv1alpha1.Work)
 		cluster, _ := names.GetClusterName(w.Namespace)
 		template := ""
-		if m := works.FirstManifest(w); m != nil {
+		if m := workkeys.FirstManifest(w); m != nil {
 			template = m.GetKind() + "/" + m.GetName()
 		}
 		applied, failure := appliedStatus(w)

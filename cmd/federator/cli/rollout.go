@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/federator-dev/federator/internal/copystate"
+	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/manifest"
 	"github.com/federator-dev/federator/internal/overrides"
-	"github.com/federator-dev/federator/internal/works"
+	"github.com/federator-dev/federator/pkg/copystate"
 )
 
 // The states `get rollout` reports per template and cluster (names fixed
@@ -105,7 +105,7 @@ type clusterRollout struct {
 }
 
 // clusterState is the pure summary of one cluster's copy from its Work
-// (nil when there is none yet), as internal/copystate judges it. current
+// (nil when there is none yet), as pkg/copystate judges it. current
 // says whether the Work carries the template's latest generation;
 // deleting, whether the template or its binding is going away.
 func clusterState(cluster string, work *workv1alpha1.Work, current, deleting bool, templateGeneration int64) clusterRollout {
@@ -129,7 +129,7 @@ func clusterState(cluster string, work *workv1alpha1.Work, current, deleting boo
 // Work is at the template's latest generation.
 func carriesTemplate(b binding, tpl *unstructured.Unstructured, target workv1alpha2.TargetCluster, work *workv1alpha1.Work,
 	override overrides.Func) bool {
-	have := works.FirstManifest(work)
+	have := workkeys.FirstManifest(work)
 	if have == nil || tpl == nil {
 		return false
 	}

@@ -21,7 +21,6 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 // What a run watches to time its phases: the hub's Works and bindings,
@@ -54,7 +53,7 @@ func watchWorks(ctx context.Context, cfg *rest.Config) (*hubWatch, error) {
 	h := &hubWatch{works: map[string]workState{}, bindings: map[string]bool{}, cancel: cancel}
 	go follow(ctx, wc, &workv1alpha1.WorkList{}, nil, func(obj client.Object, deleted bool) {
 		w := obj.(*workv1alpha1.Work)
-		m := works.FirstManifest(w)
+		m := workkeys.FirstManifest(w)
 		if m == nil || m.GetKind() != "Deployment" || m.GetNamespace() != ns {
 			return
 		}

@@ -20,7 +20,6 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
-	"github.com/federator-dev/federator/internal/works"
 )
 
 // The states of a copy (names fixed in docs/guides/incident-freeze.md,
@@ -115,7 +114,7 @@ func (s State) Waiting() (runs, wants string) {
 
 // VersionOf is what work carries.
 func VersionOf(work *workv1alpha1.Work) Version {
-	return Version{Images: Images(works.FirstManifest(work)), BindingGeneration: work.Annotations[workkeys.BindingGenerationAnnotation]}
+	return Version{Images: Images(workkeys.FirstManifest(work)), BindingGeneration: work.Annotations[workkeys.BindingGenerationAnnotation]}
 }
 
 // MemberRuns is the MemberRunsAnnotation value to stamp on a write that
@@ -167,7 +166,7 @@ func Of(cluster string, work *workv1alpha1.Work, current, deleting bool, templat
 		return r
 	}
 	r.HasWork = true
-	manifest := works.FirstManifest(work)
+	manifest := workkeys.FirstManifest(work)
 	ready, desired := Replicas(work, manifest)
 	r.ReadyReplicas, r.DesiredReplicas = ready, desired
 	applied := meta.FindStatusCondition(work.Status.Conditions, workkeys.ConditionApplied)
