@@ -19,7 +19,7 @@ import (
 )
 
 // The YAML files only: crds/ and admission/ also hold the Go packages that
-// embed them for pkg/hub and `federator up`.
+// embed them for pkg/hubinstall and `federator up`.
 //
 //go:embed *.yaml crds/*.yaml admission/*.yaml
 var manifests embed.FS

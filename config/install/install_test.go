@@ -23,8 +23,8 @@ import (
 // TestKustomizationsListTheirFiles: the kustomization.yaml of crds/ and
 // admission/ lists exactly the other YAML files there, so `kubectl apply -k
 // config/install` and `federator install` apply every CRD and admission
-// policy the packages there embed for pkg/hub and `federator up`, and no
-// file that is not there.
+// policy the packages there embed for pkg/hubinstall and `federator up`,
+// and no file that is not there.
 func TestKustomizationsListTheirFiles(t *testing.T) {
 	for _, dir := range []string{"crds", "admission"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))

@@ -31,7 +31,7 @@ type deps struct {
 	options      Options
 	members      *dispatch.Members
 	memberConfig clusterstatus.ConfigFunc
-	// noPolicyStatus: the hub's policy CRDs serve no status (Install).
+	// noPolicyStatus: the hub's policy CRDs serve no status (hubinstall.Install).
 	noPolicyStatus bool
 	// firstPass: the binding controller's first pass, which the
 	// dispatcher waits for; nil when the binding controller is off.

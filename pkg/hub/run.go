@@ -1,7 +1,8 @@
 // Package hub owns running federator's controllers against a hub: one
-// controller-runtime manager holding the detector, the binding, dispatch,
-// cluster status and namespace sync controllers, and the hub setup they
-// need (CRDs, admission policies).
+// controller-runtime manager holding the named controllers (Controllers:
+// the detector, the binding, dispatch, cluster status, namespace sync
+// controllers, ...), started once pkg/hubinstall has made the hub serve
+// what they need (or checked it, with --install-crds=false).
 package hub
 
 import (
@@ -34,6 +35,7 @@ import (
 	"github.com/federator-dev/federator/pkg/binding"
 	"github.com/federator-dev/federator/pkg/dispatch"
 	"github.com/federator-dev/federator/pkg/gate"
+	"github.com/federator-dev/federator/pkg/hubinstall"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
@@ -87,9 +89,9 @@ type Options struct {
 	// HealthProbeAddr serves /healthz and /readyz; "0" disables.
 	HealthProbeAddr string
 	// InstallCRDs makes the controller install the CRDs and admission
-	// policies (Install). Off where they are installed with the manifests
-	// (config/install): the controller then only checks that the hub
-	// serves them (Verify) and needs no right to change CRDs.
+	// policies (hubinstall.Install). Off where they are installed with the
+	// manifests (config/install): the controller then only checks that the
+	// hub serves them (hubinstall.Verify) and needs no right to change CRDs.
 	InstallCRDs bool
 	// DashboardAddr serves the read-only dashboard from the manager's
 	// cache, on every replica (leader or not); "" or "0" disables. A
@@ -125,9 +127,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	if err != nil {
 		return fmt.Errorf("hub client: %w", err)
 	}
-	install := Install
+	install := hubinstall.Install
 	if !o.InstallCRDs {
-		install = Verify
+		install = hubinstall.Verify
 	}
 	installed, err := install(ctx, direct)
 	if err != nil {
@@ -254,10 +256,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 
 type runnable func(context.Context) error
 
-// tellCRDChanges says, once per start (on the leader), what Install added
-// to CRDs already on the hub or could not: a log line and an Event on each
-// CRD, since what the hub serves has changed, or federator works with less.
-func tellCRDChanges(report InstallReport, recorder record.EventRecorder) runnable {
+// tellCRDChanges says, once per start (on the leader), what
+// hubinstall.Install added to CRDs already on the hub or could not: a log
+// line and an Event on each CRD, since what the hub serves has changed, or
+// federator works with less.
+func tellCRDChanges(report hubinstall.InstallReport, recorder record.EventRecorder) runnable {
 	return func(ctx context.Context) error {
 		log := ctrl.Log.WithName("install")
 		for _, c := range report.Changes {

@@ -26,6 +26,7 @@ import (
 	"github.com/federator-dev/federator/config/install/crds"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/hubinstall"
 	"github.com/federator-dev/federator/pkg/kindfleet"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/pkg/yamldocs"
@@ -154,7 +155,7 @@ func Run(ctx context.Context, out io.Writer, opts Options) (err error) {
 	if kindPlan != nil {
 		// The local fleet starts its hub with the CRDs; a kind hub gets
 		// them now, before members are registered as Clusters.
-		if _, err := hub.Install(ctx, hubClient); err != nil {
+		if _, err := hubinstall.Install(ctx, hubClient); err != nil {
 			return fmt.Errorf("kind hub: %w", err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federator-dev/federator/pkg/fleet"
-	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/hubinstall"
 )
 
 // A replica is ready only once its hub caches have synced: a Deployment
@@ -26,7 +26,7 @@ import (
 var _ = Describe("readiness", func() {
 	It("serves /healthz at once but /readyz only once the hub caches have synced", func() {
 		f, hubClient := separateFleet(1, false)
-		_, err := hub.Install(ctx, hubClient)
+		_, err := hubinstall.Install(ctx, hubClient)
 		Expect(err).NotTo(HaveOccurred())
 
 		const user = "federator-readyz"

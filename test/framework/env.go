@@ -29,6 +29,7 @@ import (
 	"github.com/federator-dev/federator/config/install/crds"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/hubinstall"
 	"github.com/federator-dev/federator/pkg/kindfleet"
 	"github.com/federator-dev/federator/pkg/membership"
 )
@@ -183,7 +184,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	if o.Provider == ProviderKind {
 		// A kind hub starts without federator's CRDs; the local fleet's
 		// has them from the start.
-		if _, err := hub.Install(ctx, e.Hub); err != nil {
+		if _, err := hubinstall.Install(ctx, e.Hub); err != nil {
 			return nil, fmt.Errorf("install the CRDs on the kind hub: %w", err)
 		}
 	}

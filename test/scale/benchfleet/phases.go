@@ -22,6 +22,7 @@ import (
 	"github.com/federator-dev/federator/apis/policy"
 	"github.com/federator-dev/federator/pkg/fleet"
 	"github.com/federator-dev/federator/pkg/hub"
+	"github.com/federator-dev/federator/pkg/hubinstall"
 	"github.com/federator-dev/federator/pkg/membership"
 	"github.com/federator-dev/federator/test/framework"
 )
@@ -110,7 +111,7 @@ func hubWriteRate(ctx context.Context, f *fleet.Fleet, n int) (configMaps, works
 		return 0, 0, 0, err
 	}
 	// The Work CRD, as federator installs it when it starts.
-	if _, err := hub.Install(ctx, c); err != nil {
+	if _, err := hubinstall.Install(ctx, c); err != nil {
 		return 0, 0, 0, err
 	}
 	const bns = "baseline-hub"

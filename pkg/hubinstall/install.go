@@ -1,4 +1,4 @@
-package hub
+package hubinstall
 
 import (
 	"context"
