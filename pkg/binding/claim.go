@@ -19,6 +19,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/works"
@@ -27,8 +28,8 @@ import (
 
 // policyGone reports whether the binding names a claiming policy that no
 // longer exists (or is being deleted), and that policy's key for a person.
-func (r *Reconciler) policyGone(ctx context.Context, b view) (bool, string, error) {
-	kind, ns, name := b.policyRef()
+func (r *Reconciler) policyGone(ctx context.Context, b bindingview.View) (bool, string, error) {
+	kind, ns, name := b.PolicyRef()
 	policy := emptyPolicy(kind)
 	if policy == nil {
 		return false, "", nil
@@ -46,7 +47,7 @@ func (r *Reconciler) policyGone(ctx context.Context, b view) (bool, string, erro
 	// and suspension are still the deleted one's (found by the chaos
 	// checker: a member the new policy leaves out was sent the template,
 	// from the placement the deleted policy had).
-	if id := b.obj.GetLabels()[policykeys.PermanentIDLabel(policy)]; id != "" && id != policykeys.PermanentID(policy) {
+	if id := b.Obj.GetLabels()[policykeys.PermanentIDLabel(policy)]; id != "" && id != policykeys.PermanentID(policy) {
 		return true, key, nil
 	}
 	return !policy.GetDeletionTimestamp().IsZero(), key, nil
@@ -74,15 +75,15 @@ func emptyPolicy(kind string) client.Object {
 // template, on a Cluster's gates) holds at once: a Work released before the
 // policy went, whose version has not reached its member yet (the member
 // was down, the controller restarting), is held rather than sent.
-func (r *Reconciler) unclaimed(ctx context.Context, b view, tpl *unstructured.Unstructured, policy string) (string, error) {
+func (r *Reconciler) unclaimed(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured, policy string) (string, error) {
 	held, holdErr := r.holdUnclaimed(ctx, b, tpl)
-	before := b.snapshot()
+	before := b.Snapshot()
 	message := fmt.Sprintf("%s, which claimed the template, is gone: its Works keep the holds and the deletion delay "+
 		"they last had and no longer follow the template, until a policy claims it again", policy)
 	if len(held) > 0 {
 		message += fmt.Sprintf("; held since, by what holds now: %s", strings.Join(held, ", "))
 	}
-	conditions.Set(&b.status.Conditions, unstamped, metav1.Condition{Type: workkeys.ConditionWorksSynced,
+	conditions.Set(&b.Status.Conditions, bindingview.Unstamped, metav1.Condition{Type: workkeys.ConditionWorksSynced,
 		Status: metav1.ConditionTrue, Reason: workkeys.ReasonUnclaimed, Message: message})
 	outcome := "policy " + policy + " gone: Works kept as last written"
 	if len(held) > 0 {
@@ -96,8 +97,8 @@ func (r *Reconciler) unclaimed(ctx context.Context, b view, tpl *unstructured.Un
 // what is left to decide from holds now (the template's annotations, the
 // suspension the binding carries, the Clusters' gates), manifest
 // unchanged, and returns the clusters it held. Nothing is released.
-func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructured.Unstructured) ([]string, error) {
-	existing, err := worksOf(ctx, r.Client, b)
+func (r *Reconciler) holdUnclaimed(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured) ([]string, error) {
+	existing, err := bindingview.WorksOf(ctx, r.Client, b)
 	if err != nil || len(existing) == 0 {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func (r *Reconciler) holdUnclaimed(ctx context.Context, b view, tpl *unstructure
 			desired.Annotations = map[string]string{}
 		}
 		holdWork(desired, d)
-		if _, err := works.EnsureWork(holdwrites.Hold(ctx), r.Client, desired, b.idLabel()); err != nil {
+		if _, err := works.EnsureWork(holdwrites.Hold(ctx), r.Client, desired, b.IDLabel()); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", cluster, err))
 			continue
 		}

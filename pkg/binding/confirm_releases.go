@@ -20,6 +20,7 @@ import (
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/works"
 	"github.com/federator-dev/federator/pkg/hold"
 )
@@ -40,7 +41,7 @@ import (
 // the binding brings the change. A hold either read sees holds. It costs
 // one read of the policy and one of the template only when something new
 // would go out; changed decisions are written into desired.
-func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
+func (r *Reconciler) confirmReleases(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
 	decisions map[string]hold.Decision, desired []clusterWork, last map[string]*workv1alpha1.Work) error {
 	var releasing []string
 	for _, d := range desired {
@@ -62,7 +63,7 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b view, tpl *unstructu
 	}
 	freshIn := in
 	freshIn.Template.Annotations = freshTpl.GetAnnotations()
-	kind, ns, name := b.policyRef()
+	kind, ns, name := b.PolicyRef()
 	if err := r.frozenTargets(ctx, r.APIReader, &freshIn, releasing); err != nil {
 		return err
 	}
@@ -172,8 +173,8 @@ func holdWhatFreshHolds(freshIn hold.Input, releasing []string, checks []hold.Ch
 // informer may miss a change for seconds, and nothing else records it (the
 // detector, whose cache is behind too, has not written it into the
 // binding): the release would send a version the user has replaced.
-func (r *Reconciler) confirmTemplate(ctx context.Context, b view, cached *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	fresh := templateObject(b)
+func (r *Reconciler) confirmTemplate(ctx context.Context, b bindingview.View, cached *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	fresh := bindingview.TemplateObject(b)
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(fresh), fresh); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, cacheBehind(fresh.GroupVersionKind().Group, fresh.GetKind(), fresh.GetName(),

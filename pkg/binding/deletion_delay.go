@@ -16,6 +16,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 )
@@ -60,9 +61,9 @@ func (r *Reconciler) carryDelay(ctx context.Context, work *workv1alpha1.Work, de
 // honoured as written, and returns the events, on the template and the
 // binding, of a transition to a capped or invalid delay. No condition when
 // no delay is set.
-func (r *Reconciler) setDeletionDelay(b view, tpl *unstructured.Unstructured, delay countdown.Delay) []func() {
+func (r *Reconciler) setDeletionDelay(b bindingview.View, tpl *unstructured.Unstructured, delay countdown.Delay) []func() {
 	if !delay.Set {
-		meta.RemoveStatusCondition(&b.status.Conditions, workkeys.ConditionDeletionDelay)
+		meta.RemoveStatusCondition(&b.Status.Conditions, workkeys.ConditionDeletionDelay)
 		return nil
 	}
 	c := metav1.Condition{Type: workkeys.ConditionDeletionDelay, Status: metav1.ConditionTrue,
@@ -76,12 +77,12 @@ func (r *Reconciler) setDeletionDelay(b view, tpl *unstructured.Unstructured, de
 		c.Reason = workkeys.ReasonDeletionDelayCapped
 		eventReason = policykeys.EventReasonDeletionDelayCapped
 	}
-	if !conditions.Set(&b.status.Conditions, unstamped, c) || eventReason == "" {
+	if !conditions.Set(&b.Status.Conditions, bindingview.Unstamped, c) || eventReason == "" {
 		return nil
 	}
 	return []func(){func() {
 		r.Recorder.Event(tpl, corev1.EventTypeWarning, eventReason, c.Message)
-		r.Recorder.Event(b.obj, corev1.EventTypeWarning, eventReason, c.Message)
+		r.Recorder.Event(b.Obj, corev1.EventTypeWarning, eventReason, c.Message)
 	}}
 }
 

@@ -7,7 +7,6 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
-	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
@@ -20,31 +19,16 @@ import (
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/placement"
 )
 
-// Which bindings an event on another object concerns (a Work, a Cluster,
-// a policy, a Rollout, a Gate), and which updates matter at all.
-
-func bindingOfWork(clusterScoped bool) handler.MapFunc {
-	return func(_ context.Context, o client.Object) []reconcile.Request {
-		a := o.GetAnnotations()
-		if clusterScoped {
-			if name := a[workv1alpha2.ClusterResourceBindingAnnotationKey]; name != "" {
-				return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
-			}
-			return nil
-		}
-		if name := a[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
-			return []reconcile.Request{{NamespacedName: client.ObjectKey{
-				Namespace: a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], Name: name}}}
-		}
-		return nil
-	}
-}
+// Which bindings an event on another object concerns (a Cluster, a
+// policy, a Rollout, a Gate; a Work's is bindingview.OfWork), and which
+// updates matter at all.
 
 func bindingList(clusterScoped bool) client.ObjectList {
 	if clusterScoped {
@@ -109,14 +93,14 @@ func bindingsAffectedByCluster(c client.Reader, clusterScoped bool) handler.Even
 				overridden = overridesByLabels(ctx, c)
 			}
 			for _, b := range items(list) {
-				v := viewOf(b)
+				v := bindingview.Of(b)
 				req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)}
-				targets := slices.ContainsFunc(v.spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() })
+				targets := slices.ContainsFunc(v.Spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n.GetName() })
 				switch {
 				case gates && targets:
 					// The gates a Cluster waits for are holds.
 					holdqueue.Add(q, holdqueue.Hold, req)
-				case labels && (placement.SelectsByLabels(v.spec.Placement) || targets && overridden(b.GetNamespace())):
+				case labels && (placement.SelectsByLabels(v.Spec.Placement) || targets && overridden(b.GetNamespace())):
 					// Its placement may select by them, and the overrides
 					// of what it sends the Cluster (a rule's
 					// targetCluster.labelSelector) too.
@@ -299,15 +283,3 @@ func (workIntentChanged) Update(e event.UpdateEvent) bool {
 // workBatch gathers the events of one binding's Works (written at once)
 // into one pass of the binding controller.
 const workBatch = 100 * time.Millisecond
-
-// workStatusChanged passes what the status must reflect: a Work's new
-// status, and a Work gone.
-type workStatusChanged struct{ predicate.Funcs }
-
-func (workStatusChanged) Create(event.CreateEvent) bool { return false }
-
-func (workStatusChanged) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*workv1alpha1.Work)
-	n, ok2 := e.ObjectNew.(*workv1alpha1.Work)
-	return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status, n.Status)
-}

@@ -9,6 +9,7 @@ import (
 
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/pkg/hold"
 )
@@ -19,7 +20,7 @@ import (
 // or resumed, where to and why, when the holds on clusters that had a Work
 // before this pass changed (on a first propagation: when something holds).
 // Nil when nothing changed.
-func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefore map[string]bool, decisions map[string]hold.Decision) func() {
+func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b bindingview.View, heldBefore map[string]bool, decisions map[string]hold.Decision) func() {
 	if len(heldBefore) == 0 {
 		// A first propagation: nothing was dispatched before, so only a
 		// hold is news (an approval gate closed from the start).
@@ -41,7 +42,7 @@ func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefor
 	if before == after {
 		return nil
 	}
-	policy := b.policyKey()
+	policy := b.PolicyKey()
 	if after == "" {
 		return func() {
 			r.Recorder.Eventf(tpl, corev1.EventTypeNormal, policykeys.EventReasonDispatchingResumed,
@@ -60,14 +61,14 @@ func (r *Reconciler) holdEvent(tpl *unstructured.Unstructured, b view, heldBefor
 
 // setDispatching records on b what holds its target clusters, as the Works
 // just written say: Dispatching=False with the holds, or True.
-func setDispatching(b view, decisions map[string]hold.Decision) {
+func setDispatching(b bindingview.View, decisions map[string]hold.Decision) {
 	c := metav1.Condition{Type: workkeys.ConditionBindingDispatching, Status: metav1.ConditionTrue,
 		Reason: workkeys.ReasonDispatching, Message: workkeys.MessageBindingDispatching}
 	if held, reason, message := hold.Record(decisions); held {
 		c = metav1.Condition{Type: workkeys.ConditionBindingDispatching, Status: metav1.ConditionFalse,
 			Reason: reason, Message: message}
 	}
-	conditions.Set(&b.status.Conditions, unstamped, c)
+	conditions.Set(&b.Status.Conditions, bindingview.Unstamped, c)
 }
 
 func holdSummary(decisions map[string]hold.Decision) string {

@@ -19,6 +19,7 @@ import (
 	policykeys "github.com/federator-dev/federator/apis/policy"
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/overrides"
 	"github.com/federator-dev/federator/internal/revision"
@@ -32,14 +33,14 @@ import (
 // that claims it (from the cache; zero when it is gone), the suspension the
 // binding carries from that policy, and the gates the policy and the target
 // Clusters list; and the Rollout that governs the policy, if one does.
-func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Unstructured,
+func (r *Reconciler) holdInput(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured,
 	clusters []clusterv1alpha1.Cluster, targets []string, override overrides.Func) (hold.Input, *revision.Rollout, error) {
 	in := hold.Input{
 		Template: hold.Object{Kind: tpl.GetKind(), Namespace: tpl.GetNamespace(), Name: tpl.GetName(),
 			Annotations: tpl.GetAnnotations()},
 	}
-	if b.spec.Suspension != nil {
-		in.Suspension = &b.spec.Suspension.Suspension
+	if b.Spec.Suspension != nil {
+		in.Suspension = &b.Spec.Suspension.Suspension
 	}
 	in.KnownClusters = make([]string, 0, len(clusters))
 	for i := range clusters {
@@ -59,7 +60,7 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 	if err := r.frozenTargets(ctx, r.Client, &in, targets); err != nil {
 		return in, nil, err
 	}
-	kind, ns, name := b.policyRef()
+	kind, ns, name := b.PolicyRef()
 	var policy client.Object
 	switch kind {
 	case "PropagationPolicy":
@@ -92,8 +93,8 @@ func (r *Reconciler) holdInput(ctx context.Context, b view, tpl *unstructured.Un
 // carriedPolicyHolds adds to in the hold annotations the binding carries
 // from its deleted policy (workkeys.PolicyHoldsAnnotation). One that cannot
 // be read holds every target: it was written to hold.
-func (r *Reconciler) carriedPolicyHolds(ctx context.Context, b view, in *hold.Input, kind, ns, name string) error {
-	raw, ok := b.obj.GetAnnotations()[workkeys.PolicyHoldsAnnotation]
+func (r *Reconciler) carriedPolicyHolds(ctx context.Context, b bindingview.View, in *hold.Input, kind, ns, name string) error {
+	raw, ok := b.Obj.GetAnnotations()[workkeys.PolicyHoldsAnnotation]
 	if !ok {
 		return nil
 	}
@@ -120,7 +121,7 @@ func (r *Reconciler) carriedPolicyHolds(ctx context.Context, b view, in *hold.In
 // onto the target's Work (workkeys.TemplateHashAnnotation), so the rollout
 // controller judges each cluster's health at it. override is the pass's
 // (passOverride): the Work's manifest is rendered from the same reads.
-func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, tpl *unstructured.Unstructured,
+func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b bindingview.View, tpl *unstructured.Unstructured,
 	kind, ns, name string, targets []string, override overrides.Func) (*revision.Rollout, error) {
 	ro, ok, err := revision.Governing(ctx, r.Client, kind, ns, name)
 	if err != nil || !ok {
@@ -130,7 +131,7 @@ func (r *Reconciler) rolloutInput(ctx context.Context, in *hold.Input, b view, t
 	if err != nil {
 		return nil, err
 	}
-	stamp := b.obj.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation]
+	stamp := b.Obj.GetAnnotations()[rolloutsv1alpha1.RevisionAnnotation]
 	s, stamped := revision.ParseStamp(stamp)
 	stamped = stamped && s.RolloutUID == string(ro.UID())
 	in.Rollout = &hold.Rollout{Name: ro.String(), Released: map[string]bool{}, Waiting: map[string]string{}, Hashes: map[string]string{}}
@@ -190,7 +191,7 @@ func (k keptTemplate) overridden(*unstructured.Unstructured, string) (map[string
 // the overrides the target had then. That target is released with exactly
 // that. A revision no longer kept, or one that did not hold the template,
 // keeps the target held and says why.
-func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.Unstructured, in *hold.Input, ro *revision.Rollout,
+func (r *Reconciler) rolledBack(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured, in *hold.Input, ro *revision.Rollout,
 	targets []string) (map[string]keptTemplate, error) {
 	if in.Rollout == nil || ro == nil {
 		return nil, nil
@@ -216,7 +217,7 @@ func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.U
 		if err != nil {
 			return nil, err
 		}
-		keptTpl, found, err := revision.FromHistory(cr, revision.BindingKey(b.obj))
+		keptTpl, found, err := revision.FromHistory(cr, revision.BindingKey(b.Obj))
 		if err != nil {
 			return nil, err
 		}
@@ -239,13 +240,13 @@ func (r *Reconciler) rolledBack(ctx context.Context, b view, tpl *unstructured.U
 // setApproved records on the binding whether the gates it waits for are
 // open: Approved=False with the first gate hold's message while one holds,
 // True once all are open, and no condition when nothing lists a gate.
-func setApproved(b view, in hold.Input, decisions map[string]hold.Decision) {
+func setApproved(b bindingview.View, in hold.Input, decisions map[string]hold.Decision) {
 	gated := len(in.PolicyGates) > 0
 	for cluster := range decisions {
 		gated = gated || len(in.ClusterGates[cluster]) > 0
 	}
 	if !gated {
-		meta.RemoveStatusCondition(&b.status.Conditions, workkeys.ConditionApproved)
+		meta.RemoveStatusCondition(&b.Status.Conditions, workkeys.ConditionApproved)
 		return
 	}
 	approved := metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionTrue,
@@ -260,10 +261,10 @@ func setApproved(b view, in hold.Input, decisions map[string]hold.Decision) {
 			if h.Reason == workkeys.ReasonGateClosed {
 				approved = metav1.Condition{Type: workkeys.ConditionApproved, Status: metav1.ConditionFalse,
 					Reason: workkeys.ReasonGateClosed, Message: h.Message}
-				conditions.Set(&b.status.Conditions, unstamped, approved)
+				conditions.Set(&b.Status.Conditions, bindingview.Unstamped, approved)
 				return
 			}
 		}
 	}
-	conditions.Set(&b.status.Conditions, unstamped, approved)
+	conditions.Set(&b.Status.Conditions, bindingview.Unstamped, approved)
 }

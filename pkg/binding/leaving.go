@@ -9,6 +9,8 @@ import (
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"github.com/karmada-io/karmada/pkg/util/names"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/federator-dev/federator/internal/bindingview"
 )
 
 // Clusters that leave. A Cluster being deleted (or gone) is taken out of
@@ -20,8 +22,8 @@ import (
 
 // dropLeft removes the clusters that are leaving from b's targets and
 // deletes their Works; it returns those clusters.
-func (r *Reconciler) dropLeft(ctx context.Context, b view) ([]string, error) {
-	if len(b.spec.Clusters) == 0 {
+func (r *Reconciler) dropLeft(ctx context.Context, b bindingview.View) ([]string, error) {
+	if len(b.Spec.Clusters) == 0 {
 		return nil, nil
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
@@ -36,7 +38,7 @@ func (r *Reconciler) dropLeft(ctx context.Context, b view) ([]string, error) {
 	}
 	var kept []workv1alpha2.TargetCluster
 	var left []string
-	for _, t := range b.spec.Clusters {
+	for _, t := range b.Spec.Clusters {
 		if staying[t.Name] {
 			kept = append(kept, t)
 		} else {
@@ -46,12 +48,12 @@ func (r *Reconciler) dropLeft(ctx context.Context, b view) ([]string, error) {
 	if len(left) == 0 {
 		return nil, nil
 	}
-	patch := client.MergeFrom(b.snapshot())
-	b.spec.Clusters = kept
-	if err := r.Client.Patch(ctx, b.obj, patch); err != nil {
+	patch := client.MergeFrom(b.Snapshot())
+	b.Spec.Clusters = kept
+	if err := r.Client.Patch(ctx, b.Obj, patch); err != nil {
 		return nil, err
 	}
-	existing, err := worksOf(ctx, r.Client, b)
+	existing, err := bindingview.WorksOf(ctx, r.Client, b)
 	if err != nil {
 		return left, err
 	}

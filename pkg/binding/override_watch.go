@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/federator-dev/federator/internal/bindingview"
 )
 
 // ResourceKindIndex indexes bindings by their template's
@@ -19,7 +21,7 @@ import (
 const ResourceKindIndex = "binding.federator.dev/resource-kind"
 
 func resourceKind(o client.Object) []string {
-	if s := viewOf(o).spec; s != nil {
+	if s := bindingview.Of(o).Spec; s != nil {
 		return []string{s.Resource.APIVersion + "/" + s.Resource.Kind}
 	}
 	return nil
@@ -89,7 +91,7 @@ func overriddenBindings(ctx context.Context, c client.Reader, clusterScoped bool
 	seen := map[client.ObjectKey]bool{}
 	add := func(objs []client.Object, name, selectorNamespace string) {
 		for _, o := range objs {
-			s := viewOf(o).spec
+			s := bindingview.Of(o).Spec
 			if name != "" && s.Resource.Name != name || selectorNamespace != "" && s.Resource.Namespace != selectorNamespace {
 				continue
 			}

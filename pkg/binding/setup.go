@@ -28,13 +28,14 @@ import (
 	rolloutsv1alpha1 "github.com/federator-dev/federator/apis/rollouts/v1alpha1"
 	workkeys "github.com/federator-dev/federator/apis/work"
 	"github.com/federator-dev/federator/internal/batch"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/pkg/hold"
 	"github.com/federator-dev/federator/pkg/metrics"
 )
 
-// Options tune the binding controllers.
+// Options tune the binding controller.
 type Options struct {
 	// Workers per controller.
 	Workers int
@@ -76,7 +77,7 @@ var FirstPassPatience = time.Minute
 // override policy that may select its template comes, changes or goes, and
 // when a Rollout that governs its policy comes, goes or releases clusters.
 func SetupWithManager(mgr ctrl.Manager, o Options) error {
-	if err := indexWorks(mgr); err != nil {
+	if err := bindingview.IndexWorks(mgr); err != nil {
 		return err
 	}
 	if o.FirstPass != nil {
@@ -119,8 +120,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			obj, name = &workv1alpha2.ClusterResourceBinding{}, "clusterresourcebinding"
 		}
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, PolicyIndex, func(o client.Object) []string {
-			b := view{obj: o, clusterScoped: clusterScoped}
-			if kind, ns, name := b.policyRef(); kind != "" {
+			b := bindingview.View{Obj: o, ClusterScoped: clusterScoped}
+			if kind, ns, name := b.PolicyRef(); kind != "" {
 				return []string{policyIndexValue(kind, ns, name)}
 			}
 			return nil
@@ -153,7 +154,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			// A binding whose holds change (its spec.suspension, its
 			// template's hold annotations) goes before bulk work.
 			Watches(obj, holdqueue.Handler(self, nil), builder.WithPredicates(holdsChanged)).
-			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), workBatch),
+			Watches(&workv1alpha1.Work{}, batch.Handler(bindingview.OfWork(clusterScoped), workBatch),
 				builder.WithPredicates(workIntentChanged{})).
 			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
@@ -200,8 +201,8 @@ var holdsChanged = predicate.Funcs{
 		if e.ObjectOld.GetAnnotations()[workkeys.TemplateHoldsAnnotation] != e.ObjectNew.GetAnnotations()[workkeys.TemplateHoldsAnnotation] {
 			return true
 		}
-		o, n := viewOf(e.ObjectOld), viewOf(e.ObjectNew)
-		return o.spec != nil && n.spec != nil && !equality.Semantic.DeepEqual(o.spec.Suspension, n.spec.Suspension)
+		o, n := bindingview.Of(e.ObjectOld), bindingview.Of(e.ObjectNew)
+		return o.Spec != nil && n.Spec != nil && !equality.Semantic.DeepEqual(o.Spec.Suspension, n.Spec.Suspension)
 	},
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
@@ -213,41 +214,6 @@ var holdsChanged = predicate.Funcs{
 func annotationHoldsChanged(old, new client.Object) bool {
 	return hold.AnnotationsChanged(old.GetAnnotations(), new.GetAnnotations())
 }
-
-// SetupStatusWithManager registers, for ResourceBindings and
-// ClusterResourceBindings, the controller that aggregates Works' status. It
-// runs when the binding's spec or a Work's status changes.
-func SetupStatusWithManager(mgr ctrl.Manager, o Options) error {
-	if err := indexWorks(mgr); err != nil {
-		return err
-	}
-	for _, clusterScoped := range []bool{false, true} {
-		var obj client.Object = &workv1alpha2.ResourceBinding{}
-		name := "resourcebinding-status"
-		if clusterScoped {
-			obj, name = &workv1alpha2.ClusterResourceBinding{}, "clusterresourcebinding-status"
-		}
-		err := ctrl.NewControllerManagedBy(mgr).
-			Named(name).
-			For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-			Watches(&workv1alpha1.Work{}, batch.Handler(bindingOfWork(clusterScoped), statusBatch),
-				builder.WithPredicates(workStatusChanged{})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
-			Complete(&StatusReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// statusBatch is how long Work status changes gather before their binding's
-// status is aggregated: the Works of one binding report from their members
-// at nearly the same moment, and one binding status write then carries them
-// all, instead of one write per member (10 members: 1 write, not 10). It
-// delays only what the binding and the template report, never what reaches
-// a member.
-const statusBatch = 250 * time.Millisecond
 
 func policyIndexValue(kind, namespace, name string) string {
 	if namespace == "" {

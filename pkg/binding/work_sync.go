@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/holdwrites"
 	"github.com/federator-dev/federator/internal/manifest"
@@ -66,11 +67,11 @@ func (s syncResult) String() string {
 // unless the delay cannot be read: bad input never deletes.
 // override is the pass's (passOverride), the one the hold input rendered
 // with.
-func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
+func (r *Reconciler) syncWorks(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured, in hold.Input, checks []hold.Check,
 	decisions map[string]hold.Decision, delay countdown.Delay, rolledBack map[string]keptTemplate, override overrides.Func,
 	pull map[string]bool) (syncResult, error) {
 	res := syncResult{heldBefore: map[string]bool{}}
-	existing, err := worksOf(ctx, r.Client, b)
+	existing, err := bindingview.WorksOf(ctx, r.Client, b)
 	if err != nil {
 		return res, err
 	}
@@ -95,12 +96,12 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	var desired []clusterWork
 	wanted := map[string]bool{}
 	workName := names.GenerateWorkName(tpl.GetKind(), tpl.GetName(), tpl.GetNamespace())
-	for _, target := range b.spec.Clusters {
+	for _, target := range b.Spec.Clusters {
 		ns := names.GenerateExecutionSpaceName(target.Name)
 		wanted[ns] = true
-		o := manifest.Origin{ClusterScoped: b.clusterScoped, BindingNamespace: b.obj.GetNamespace(), BindingName: b.obj.GetName(),
-			BindingID: b.obj.GetLabels()[b.idLabel()], WorkNamespace: ns, WorkName: workName,
-			ConflictResolution: b.spec.ConflictResolution, Pull: pull[target.Name]}
+		o := manifest.Origin{ClusterScoped: b.ClusterScoped, BindingNamespace: b.Obj.GetNamespace(), BindingName: b.Obj.GetName(),
+			BindingID: b.Obj.GetLabels()[b.IDLabel()], WorkNamespace: ns, WorkName: workName,
+			ConflictResolution: b.Spec.ConflictResolution, Pull: pull[target.Name]}
 		source := tpl
 		var templateHash string
 		if in.Rollout != nil {
@@ -114,7 +115,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 				render = kept.overridden
 			}
 		}
-		manifest, applied, err := manifest.Render(source, target, b.spec.Replicas > 0, o, render)
+		manifest, applied, err := manifest.Render(source, target, b.Spec.Replicas > 0, o, render)
 		if err != nil {
 			manifest, applied = overrides.LastGood(last[ns], err)
 			if manifest == nil {
@@ -156,7 +157,7 @@ func (r *Reconciler) syncWorks(ctx context.Context, b view, tpl *unstructured.Un
 	g.SetLimit(parallelWorkWrites)
 	for i, d := range desired {
 		g.Go(func() error {
-			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.idLabel(), works.Confirm(r.fresh()), works.AdoptOrphans(ownerGone(r.fresh(), b)))
+			results[i], writeErrs[i] = works.EnsureWork(ctx, r.Client, d.work, b.IDLabel(), works.Confirm(r.fresh()), works.AdoptOrphans(ownerGone(r.fresh(), b)))
 			return nil
 		})
 	}
@@ -224,20 +225,20 @@ const parallelWorkWrites = 16
 // spec.suspendDispatching (so any Karmada execution controller holds it too)
 // plus the hold annotations the dispatcher reports, and the overrides
 // applied as Karmada records them.
-func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied map[string]string, o manifest.Origin,
+func (r *Reconciler) work(b bindingview.View, manifest *unstructured.Unstructured, applied map[string]string, o manifest.Origin,
 	decision hold.Decision, templateHash string) (*workv1alpha1.Work, error) {
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]string{b.idLabel(): o.BindingID}
+	labels := map[string]string{b.IDLabel(): o.BindingID}
 	annotations := map[string]string{
-		workkeys.BindingGenerationAnnotation: strconv.FormatInt(b.obj.GetGeneration(), 10),
+		workkeys.BindingGenerationAnnotation: strconv.FormatInt(b.Obj.GetGeneration(), 10),
 	}
 	for k, v := range applied {
 		annotations[k] = v
 	}
-	if b.clusterScoped {
+	if b.ClusterScoped {
 		annotations[workv1alpha2.ClusterResourceBindingAnnotationKey] = o.BindingName
 	} else {
 		annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] = o.BindingNamespace
@@ -260,7 +261,7 @@ func (r *Reconciler) work(b view, manifest *unstructured.Unstructured, applied m
 		Spec: workv1alpha1.WorkSpec{
 			Workload:                    workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}},
 			SuspendDispatching:          ptr.To(decision.Held()),
-			PreserveResourcesOnDeletion: b.spec.PreserveResourcesOnDeletion,
+			PreserveResourcesOnDeletion: b.Spec.PreserveResourcesOnDeletion,
 		},
 	}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/holdqueue"
@@ -128,20 +129,20 @@ type decision struct {
 
 // reconcile fills in decided.
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *decision) (ctrl.Result, string, error) {
-	b := newView(r.ClusterScoped)
-	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
+	b := bindingview.New(r.ClusterScoped)
+	if err := r.Client.Get(ctx, req.NamespacedName, b.Obj); err != nil {
 		*decided = decision{decided: apierrors.IsNotFound(err), generation: math.MaxInt64}
 		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}
-	decided.generation = b.obj.GetGeneration()
-	if !b.obj.GetDeletionTimestamp().IsZero() {
+	decided.generation = b.Obj.GetGeneration()
+	if !b.Obj.GetDeletionTimestamp().IsZero() {
 		decided.decided = true
 		return ctrl.Result{}, "binding deleted: its Works are deleted", r.finalize(ctx, b)
 	}
 	if err := r.ensureIdentity(ctx, b); err != nil {
 		return ctrl.Result{}, "", err
 	}
-	existing, err := worksOf(ctx, r.Client, b)
+	existing, err := bindingview.WorksOf(ctx, r.Client, b)
 	if err != nil {
 		return ctrl.Result{}, "", err
 	}
@@ -168,7 +169,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 	}
 	metrics.SuspendedTemplates.Observe(suspendedKey(b), tpl.GetAnnotations())
 
-	before := b.snapshot()
+	before := b.Snapshot()
 	var events []func()
 	clusters := &clusterv1alpha1.ClusterList{}
 	// The cache's own objects, not copies: placement and the hold input
@@ -178,34 +179,34 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 	if err := r.Client.List(ctx, clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, "", err
 	}
-	placed, err := placement.PlaceBinding(b.spec, clusters.Items, tpl.GetUID())
+	placed, err := placement.PlaceBinding(b.Spec, clusters.Items, tpl.GetUID())
 	if err != nil {
-		if conditions.Set(&b.status.Conditions, unstamped, metav1.Condition{Type: workkeys.ConditionScheduled,
+		if conditions.Set(&b.Status.Conditions, bindingview.Unstamped, metav1.Condition{Type: workkeys.ConditionScheduled,
 			Status: metav1.ConditionFalse, Reason: workkeys.ReasonUnschedulable, Message: err.Error()}) {
 			msg := err.Error()
 			events = append(events, func() {
-				r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonScheduleBindingFailed, msg)
+				r.Recorder.Event(b.Obj, corev1.EventTypeWarning, workkeys.EventReasonScheduleBindingFailed, msg)
 			})
 		}
 		decided.decided = true
 		return r.finish(ctx, b, before, events, "unschedulable: "+err.Error())
 	}
-	if !equality.Semantic.DeepEqual(placed.Targets, b.spec.Clusters) && !(len(placed.Targets) == 0 && len(b.spec.Clusters) == 0) {
+	if !equality.Semantic.DeepEqual(placed.Targets, b.Spec.Clusters) && !(len(placed.Targets) == 0 && len(b.Spec.Clusters) == 0) {
 		// A merge patch without resourceVersion: spec.clusters is this
 		// controller's alone (the detector keeps it when it rewrites the
 		// spec), so a status write by the status controller since the read
 		// is no reason to be refused.
-		patch := client.MergeFrom(b.snapshot())
-		b.spec.Clusters = placed.Targets
-		if err := r.Client.Patch(ctx, b.obj, patch); err != nil {
+		patch := client.MergeFrom(b.Snapshot())
+		b.Spec.Clusters = placed.Targets
+		if err := r.Client.Patch(ctx, b.Obj, patch); err != nil {
 			return ctrl.Result{}, "", err
 		}
-		before = b.snapshot()
+		before = b.Snapshot()
 	}
-	conditions.Set(&b.status.Conditions, unstamped, placed.Scheduled())
+	conditions.Set(&b.Status.Conditions, bindingview.Unstamped, placed.Scheduled())
 
-	targets := make([]string, 0, len(b.spec.Clusters))
-	for _, t := range b.spec.Clusters {
+	targets := make([]string, 0, len(b.Spec.Clusters))
+	for _, t := range b.Spec.Clusters {
 		targets = append(targets, t.Name)
 	}
 	override := r.passOverride()
@@ -243,10 +244,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *d
 		synced = metav1.Condition{Type: workkeys.ConditionWorksSynced, Status: metav1.ConditionFalse,
 			Reason: workkeys.ReasonSyncWorkFailed, Message: syncErr.Error()}
 	}
-	if conditions.Set(&b.status.Conditions, unstamped, synced) && syncErr != nil {
+	if conditions.Set(&b.Status.Conditions, bindingview.Unstamped, synced) && syncErr != nil {
 		msg := syncErr.Error()
 		events = append(events, func() {
-			r.Recorder.Event(b.obj, corev1.EventTypeWarning, workkeys.EventReasonSyncWorkFailed, msg)
+			r.Recorder.Event(b.Obj, corev1.EventTypeWarning, workkeys.EventReasonSyncWorkFailed, msg)
 		})
 	}
 	if syncErr == nil {
@@ -285,8 +286,8 @@ func (r *Reconciler) checks() []hold.Check {
 // suspended meanwhile, after a change of leader). A template the cache
 // has not received yet (read fresh: it exists, perhaps created again) is
 // waited for: the detector brings the binding up to date.
-func (r *Reconciler) orphaned(ctx context.Context, b view) (string, error) {
-	t := templateObject(b)
+func (r *Reconciler) orphaned(ctx context.Context, b bindingview.View) (string, error) {
+	t := bindingview.TemplateObject(b)
 	if r.APIReader != nil {
 		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(t), t)
 		if err == nil {
@@ -296,8 +297,8 @@ func (r *Reconciler) orphaned(ctx context.Context, b view) (string, error) {
 			return "", err
 		}
 	}
-	uid := b.obj.GetUID()
-	if err := r.Client.Delete(ctx, b.obj, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+	uid := b.Obj.GetUID()
+	if err := r.Client.Delete(ctx, b.Obj, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 		return "", err
 	}
 	return "template gone: binding deleted", nil
@@ -312,8 +313,8 @@ func (r *Reconciler) fresh() client.Reader {
 
 // finish writes the binding's status once and, when it is stored, sends the
 // events of the transitions it records.
-func (r *Reconciler) finish(ctx context.Context, b view, before client.Object, events []func(), outcome string) (ctrl.Result, string, error) {
-	if _, err := writeOwnedStatus(ctx, r.Client, r.fresh(), b, before, worksConditions, false); err != nil {
+func (r *Reconciler) finish(ctx context.Context, b bindingview.View, before client.Object, events []func(), outcome string) (ctrl.Result, string, error) {
+	if _, err := bindingview.WriteOwnedStatus(ctx, r.Client, r.fresh(), b, before, bindingview.WorksConditions, false); err != nil {
 		return ctrl.Result{}, outcome, err
 	}
 	for _, e := range events {
@@ -324,32 +325,32 @@ func (r *Reconciler) finish(ctx context.Context, b view, before client.Object, e
 
 // ensureIdentity adds the finalizer and the permanent-id label Karmada's
 // webhook would add, so Works can be found after the binding is gone.
-func (r *Reconciler) ensureIdentity(ctx context.Context, b view) error {
-	labels := b.obj.GetLabels()
-	if controllerutil.ContainsFinalizer(b.obj, b.finalizer()) && labels[b.idLabel()] != "" {
+func (r *Reconciler) ensureIdentity(ctx context.Context, b bindingview.View) error {
+	labels := b.Obj.GetLabels()
+	if controllerutil.ContainsFinalizer(b.Obj, b.Finalizer()) && labels[b.IDLabel()] != "" {
 		return nil
 	}
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	if labels[b.idLabel()] == "" {
-		labels[b.idLabel()] = uuid.NewString()
+	if labels[b.IDLabel()] == "" {
+		labels[b.IDLabel()] = uuid.NewString()
 	}
-	b.obj.SetLabels(labels)
-	controllerutil.AddFinalizer(b.obj, b.finalizer())
-	return r.Client.Update(ctx, b.obj)
+	b.Obj.SetLabels(labels)
+	controllerutil.AddFinalizer(b.Obj, b.Finalizer())
+	return r.Client.Update(ctx, b.Obj)
 }
 
-func suspendedKey(b view) metrics.SuspendedKey {
-	return metrics.SuspendedKey{Kind: b.spec.Resource.Kind, Namespace: b.spec.Resource.Namespace, Name: b.spec.Resource.Name}
+func suspendedKey(b bindingview.View) metrics.SuspendedKey {
+	return metrics.SuspendedKey{Kind: b.Spec.Resource.Kind, Namespace: b.Spec.Resource.Namespace, Name: b.Spec.Resource.Name}
 }
 
 // finalize deletes the binding's Works (their own finalizer then removes
 // the objects from members) and releases the binding. The Works are
 // listed from the API server: one the cache has not seen yet would
 // outlive the binding.
-func (r *Reconciler) finalize(ctx context.Context, b view) error {
-	if !controllerutil.ContainsFinalizer(b.obj, b.finalizer()) {
+func (r *Reconciler) finalize(ctx context.Context, b bindingview.View) error {
+	if !controllerutil.ContainsFinalizer(b.Obj, b.Finalizer()) {
 		return nil
 	}
 	existing, err := storedWorksOf(ctx, r.fresh(), b)
@@ -376,8 +377,8 @@ func (r *Reconciler) finalize(ctx context.Context, b view) error {
 		return err
 	}
 	metrics.SuspendedTemplates.Forget(suspendedKey(b))
-	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
-	return client.IgnoreNotFound(r.Client.Update(ctx, b.obj))
+	controllerutil.RemoveFinalizer(b.Obj, b.Finalizer())
+	return client.IgnoreNotFound(r.Client.Update(ctx, b.Obj))
 }
 
 // pullClusters are the names of the Clusters in Pull mode, whose agents

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/fixture"
 )
 
@@ -33,7 +33,6 @@ const bindingName = "web-deployment"
 type bindingTest struct {
 	hub      client.Client
 	works    *Reconciler
-	status   *StatusReconciler
 	recorder *record.FakeRecorder
 }
 
@@ -73,8 +72,7 @@ func newBindingTest(t *testing.T, suspension *policyv1alpha1.Suspension, funcs i
 		WithInterceptorFuncs(funcs).Build()
 	recorder := record.NewFakeRecorder(100)
 	return &bindingTest{hub: hub, recorder: recorder,
-		works:  &Reconciler{Client: hub, Recorder: recorder},
-		status: &StatusReconciler{Client: hub}}
+		works: &Reconciler{Client: hub, Recorder: recorder}}
 }
 
 // servingDeployments is a member whose status says it serves apps/v1
@@ -274,67 +272,6 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
-func TestStatusReconcilerAggregates(t *testing.T) {
-	b := newBindingTest(t, nil, interceptor.Funcs{})
-	b.reconcile(t)
-	ctx := context.Background()
-	// Each member reports its Deployment running the Work's generation.
-	for _, c := range []string{"member1", "member2"} {
-		w := b.work(t, c)
-		w.Status.Conditions = []metav1.Condition{
-			{Type: "Applied", Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", ObservedGeneration: w.Generation},
-			{Type: "Dispatching", Status: metav1.ConditionTrue, Reason: "Dispatching", ObservedGeneration: w.Generation},
-		}
-		w.Status.ManifestStatuses = []workv1alpha1.ManifestStatus{{Status: rawStatus(t,
-			`{"replicas":1,"readyReplicas":1,"updatedReplicas":1,"availableReplicas":1,"observedGeneration":3,"generation":3}`)}}
-		if err := b.hub.Status().Update(ctx, w); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := b.status.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err != nil {
-		t.Fatal(err)
-	}
-	rb := &workv1alpha2.ResourceBinding{}
-	if err := b.hub.Get(ctx, bindingKey, rb); err != nil {
-		t.Fatal(err)
-	}
-	if c := meta.FindStatusCondition(rb.Status.Conditions, "FullyApplied"); c == nil || c.Status != metav1.ConditionTrue {
-		t.Errorf("FullyApplied = %+v", c)
-	}
-	if c := meta.FindStatusCondition(rb.Status.Conditions, "Scheduled"); c == nil || c.Status != metav1.ConditionTrue {
-		t.Errorf("Scheduled = %+v: the status controller must keep the binding controller's conditions", c)
-	}
-	if len(rb.Status.AggregatedStatus) != 2 || rb.Status.AggregatedStatus[0].ClusterName != "member1" || !rb.Status.AggregatedStatus[1].Applied {
-		t.Errorf("aggregatedStatus = %+v", rb.Status.AggregatedStatus)
-	}
-	dep := &appsv1.Deployment{}
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
-		t.Fatal(err)
-	}
-	if dep.Status.Replicas != 2 || dep.Status.ReadyReplicas != 2 || dep.Status.ObservedGeneration != 1 {
-		t.Errorf("template status = %+v, want 2 replicas, 2 ready, observedGeneration 1", dep.Status)
-	}
-
-	// Nothing the members report changed: neither the binding nor the
-	// template is written again.
-	if _, err := b.status.Reconcile(ctx, ctrl.Request{NamespacedName: bindingKey}); err != nil {
-		t.Fatal(err)
-	}
-	again := &appsv1.Deployment{}
-	if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, again); err != nil {
-		t.Fatal(err)
-	}
-	if again.ResourceVersion != dep.ResourceVersion {
-		t.Errorf("the template was rewritten (resourceVersion %s → %s) though its aggregated status did not change",
-			dep.ResourceVersion, again.ResourceVersion)
-	}
-}
-
-func rawStatus(t *testing.T, s string) *runtime.RawExtension {
-	t.Helper()
-	return &runtime.RawExtension{Raw: []byte(s)}
-}
-
 // TestBindingReconcilerSkipsClustersLackingTheKind: a member whose complete
 // list of APIs lacks the template's kind gets no Work, the Scheduled
 // condition names it with Karmada's words, and once the member serves the
@@ -467,5 +404,5 @@ func TestBindingReconcilerKeepsTheLastGoodManifestOfABrokenOverride(t *testing.T
 // fakeHub is a fake hub client builder with the indexes the controllers
 // list by.
 func fakeHub() *fake.ClientBuilder {
-	return fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithIndex(&workv1alpha1.Work{}, WorkBindingIndex, WorkBinding)
+	return fake.NewClientBuilder().WithScheme(policy.NewScheme()).WithIndex(&workv1alpha1.Work{}, bindingview.WorkBindingIndex, bindingview.WorkBinding)
 }

@@ -158,7 +158,7 @@ func (d detachOnDone) AddEventHandlerWithOptions(h toolscache.ResourceEventHandl
 
 // requestsForWorksIn maps any event to a reconcile of every Work in ns (a
 // member's execution namespace): what a change of the Cluster or its
-// credentials affects. (pkg/binding's worksOf lists one binding's Works.)
+// credentials affects. (internal/bindingview's WorksOf lists one binding's Works.)
 func requestsForWorksIn(hub client.Client, ns string) handler.MapFunc {
 	return func(ctx context.Context, _ client.Object) []reconcile.Request {
 		works := &workv1alpha1.WorkList{}

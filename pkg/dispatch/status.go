@@ -21,7 +21,7 @@ import (
 // Karmada's selection also carries the template generation it stamps on
 // member objects; federator stamps none (an unchanged member object is
 // never rewritten), so the hub supplies what it means from the Work's
-// state when it aggregates (pkg/binding's TemplateStatus).
+// state when it aggregates (pkg/bindingstatus's TemplateStatus).
 func reflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "status"); !found {
 		return nil, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/redecide"
 	"github.com/federator-dev/federator/pkg/binding"
+	"github.com/federator-dev/federator/pkg/bindingstatus"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
 	"github.com/federator-dev/federator/pkg/detector"
 	"github.com/federator-dev/federator/pkg/dispatch"
@@ -75,9 +76,9 @@ var Controllers = []Controller{
 			return binding.SetupWithManager(mgr, binding.Options{Workers: d.options.Workers, MaxDeletionDelay: d.options.MaxDeletionDelay,
 				FirstPass: d.firstPass, CatchUp: d.catchUp, Deciders: d.deciders})
 		}},
-	{Name: "bindingStatus", Package: "pkg/binding", Karmada: "bindingStatus", What: "Work status → binding and template status",
+	{Name: "bindingStatus", Package: "pkg/bindingstatus", Karmada: "bindingStatus", What: "Work status → binding and template status",
 		setup: func(mgr ctrl.Manager, d deps) error {
-			return binding.SetupStatusWithManager(mgr, binding.Options{Workers: d.options.Workers})
+			return bindingstatus.SetupWithManager(mgr, bindingstatus.Options{Workers: d.options.Workers})
 		}},
 	{Name: "execution", Package: "pkg/dispatch", Karmada: "execution, workStatus", What: "Work → member cluster (pkg/dispatch); Cluster finalizer: a Cluster deleted is emptied first",
 		setup: func(mgr ctrl.Manager, d deps) error {

@@ -1,4 +1,4 @@
-package binding
+package bindingstatus
 
 import (
 	"context"
@@ -16,14 +16,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workkeys "github.com/federator-dev/federator/apis/work"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"github.com/federator-dev/federator/internal/conditions"
 	"github.com/federator-dev/federator/internal/retry"
 )
 
-// StatusReconciler aggregates the Works of one kind of binding into the
+// Reconciler aggregates the Works of one kind of binding into the
 // binding's status and, for workloads, into the hub template's status
 // (Karmada's binding status controller).
-type StatusReconciler struct {
+type Reconciler struct {
 	Client client.Client
 	// APIReader reads bindings uncached before FullyApplied changes;
 	// Client when nil.
@@ -33,19 +34,19 @@ type StatusReconciler struct {
 
 // Reconcile writes aggregatedStatus and FullyApplied from the binding's
 // Works, then the template's status.
-func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	return retry.Quietly(ctrl.Result{}, r.reconcile(ctx, req))
 }
 
-func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) error {
-	b := newView(r.ClusterScoped)
-	if err := r.Client.Get(ctx, req.NamespacedName, b.obj); err != nil {
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
+	b := bindingview.New(r.ClusterScoped)
+	if err := r.Client.Get(ctx, req.NamespacedName, b.Obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !b.obj.GetDeletionTimestamp().IsZero() {
+	if !b.Obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	existing, err := worksOf(ctx, r.Client, b)
+	existing, err := bindingview.WorksOf(ctx, r.Client, b)
 	if err != nil {
 		return err
 	}
@@ -55,13 +56,13 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) erro
 		// binding controller's first one.
 		return nil
 	}
-	before := b.snapshot()
+	before := b.Snapshot()
 	current := aggregate(b, existing)
 	fresh := r.APIReader
 	if fresh == nil {
 		fresh = r.Client
 	}
-	if _, err := writeOwnedStatus(ctx, r.Client, fresh, b, before, statusConditions, true); err != nil {
+	if _, err := bindingview.WriteOwnedStatus(ctx, r.Client, fresh, b, before, bindingview.StatusConditions, true); err != nil {
 		return err
 	}
 	tpl, err := template(ctx, r.Client, b)
@@ -71,14 +72,21 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) erro
 	if err != nil {
 		return err
 	}
-	return r.writeTemplateStatus(ctx, tpl, b.status.AggregatedStatus, current)
+	return r.writeTemplateStatus(ctx, tpl, b.Status.AggregatedStatus, current)
+}
+
+// template reads the binding's resource template from the cache.
+func template(ctx context.Context, c client.Reader, b bindingview.View) (*unstructured.Unstructured, error) {
+	t := bindingview.TemplateObject(b)
+	err := c.Get(ctx, client.ObjectKeyFromObject(t), t)
+	return t, err
 }
 
 // aggregate writes the Works' state into the binding's status as Karmada
 // does: one aggregatedStatus item per target, and FullyApplied. It returns
 // the clusters that run the latest template: their Work is dispatched and
 // applied at its current generation.
-func aggregate(b view, existing []workv1alpha1.Work) map[string]bool {
+func aggregate(b bindingview.View, existing []workv1alpha1.Work) map[string]bool {
 	byCluster := map[string]*workv1alpha1.Work{}
 	for i := range existing {
 		if cluster, err := names.GetClusterName(existing[i].Namespace); err == nil {
@@ -87,8 +95,8 @@ func aggregate(b view, existing []workv1alpha1.Work) map[string]bool {
 	}
 	var items []workv1alpha2.AggregatedStatusItem
 	current := map[string]bool{}
-	allApplied := len(b.spec.Clusters) > 0
-	for _, target := range b.spec.Clusters {
+	allApplied := len(b.Spec.Clusters) > 0
+	for _, target := range b.Spec.Clusters {
 		item := workv1alpha2.AggregatedStatusItem{ClusterName: target.Name}
 		if w := byCluster[target.Name]; w != nil {
 			if c := meta.FindStatusCondition(w.Status.Conditions, workkeys.ConditionApplied); c != nil {
@@ -108,20 +116,20 @@ func aggregate(b view, existing []workv1alpha1.Work) map[string]bool {
 		items = append(items, item)
 	}
 	slices.SortFunc(items, func(a, b workv1alpha2.AggregatedStatusItem) int { return strings.Compare(a.ClusterName, b.ClusterName) })
-	b.status.AggregatedStatus = items
+	b.Status.AggregatedStatus = items
 	full := metav1.Condition{Type: workkeys.ConditionFullyApplied, Status: metav1.ConditionTrue,
 		Reason: workkeys.ReasonFullyApplied, Message: workkeys.MessageFullyApplied}
 	if !allApplied {
 		full = metav1.Condition{Type: workkeys.ConditionFullyApplied, Status: metav1.ConditionFalse,
 			Reason: workkeys.ReasonNotFullyApplied, Message: workkeys.MessageNotFullyApplied}
 	}
-	conditions.Set(&b.status.Conditions, unstamped, full)
+	conditions.Set(&b.Status.Conditions, bindingview.Unstamped, full)
 	return current
 }
 
 // writeTemplateStatus aggregates the members' status into a workload
 // template on the hub, as Karmada does, writing only when it changed.
-func (r *StatusReconciler) writeTemplateStatus(ctx context.Context, tpl *unstructured.Unstructured,
+func (r *Reconciler) writeTemplateStatus(ctx context.Context, tpl *unstructured.Unstructured,
 	items []workv1alpha2.AggregatedStatusItem, current map[string]bool) error {
 	status, changed, err := TemplateStatus(tpl, items, current)
 	if err != nil || !changed {

@@ -1,4 +1,4 @@
-package binding
+package bindingstatus
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/federator-dev/federator/internal/batch"
+	"github.com/federator-dev/federator/internal/bindingview"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -21,7 +22,7 @@ import (
 func TestStatusChangesOfOneBindingAreBatched(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
-	h := batch.Handler(bindingOfWork(false), 20*time.Millisecond)
+	h := batch.Handler(bindingview.OfWork(false), 20*time.Millisecond)
 	work := func(cluster string) *workv1alpha1.Work {
 		return &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-" + cluster, Name: "web-1",
 			Annotations: map[string]string{workv1alpha2.ResourceBindingNamespaceAnnotationKey: "shop",

@@ -1,4 +1,4 @@
-package binding
+package bindingstatus
 
 import (
 	"encoding/json"
