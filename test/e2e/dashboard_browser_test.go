@@ -19,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,7 +67,6 @@ kind: Rollout
 metadata: {name: shop, namespace: %[1]s}
 spec:
   policyRef: {name: shop}
-  progressDeadline: 10s
   onFailure: Rollback
   stages:
   - {name: canary, clusters: [member1]}
@@ -122,6 +122,17 @@ spec:
 		b.screenshot("gate-closed")
 
 		By("rolling out shop at nginx:1.26-broken: the canary fails its deadline and is rolled back")
+		// The deadline is cut to 10s only now: the first revision, under
+		// the default, had as long as a loaded machine takes to dispatch
+		// it and the spec to report it ready.
+		Eventually(func() error {
+			ro := &rolloutsv1alpha1.Rollout{}
+			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, ro); err != nil {
+				return err
+			}
+			ro.Spec.ProgressDeadline = &metav1.Duration{Duration: 10 * time.Second}
+			return hubClient.Update(ctx, ro)
+		}).Should(Succeed())
 		setImage(ns, "shop", "nginx:1.26-broken")
 		Eventually(func() (string, error) { return b.text(`#rollouts article`, "Rollout "+ns+"/shop") }, "60s").Should(And(
 			MatchRegexp(`member1\s+canary\s+RolledBack`), ContainSubstring("Failed=True")))
