@@ -165,8 +165,14 @@ func (w *Watched[T]) done(item T) {
 	defer w.mu.Unlock()
 	f := w.running[item]
 	delete(w.running, item)
-	if _, again := w.added[item]; !again && (f == nil || !f.retry) {
+	_, again := w.added[item]
+	switch {
+	case !again && (f == nil || !f.retry):
 		delete(w.unsettled, item)
+	case f != nil && f.retry:
+		// The pass failed and waits for its retry: the patience counts
+		// from now, not from a pass that was slow to fail.
+		w.unsettled[item] = time.Now()
 	}
 }
 
@@ -182,25 +188,30 @@ func (w *Watched[T]) retried(items []T) {
 	}
 }
 
-// DecidingPatience bounds how long Deciding reports one hold change: one
-// whose pass keeps failing says why itself (its object's conditions), and
-// does not hold back what waits on it for ever.
+// DecidingPatience bounds how long Deciding reports a hold change while
+// no pass of it is in flight: from its add, or from the end of its last
+// pass, which failed. One whose pass keeps failing says why itself (its
+// object's conditions), and does not hold back what waits on it for ever.
+// A pass in flight is reported however long it takes: under load the
+// hub answers its write late, and what waits on it would otherwise write
+// the release that write withdraws.
 var DecidingPatience = 30 * time.Second
 
 // Deciding reports whether a hold change of an item that match accepts
 // is taken in and not yet written: added at Hold priority, and no pass
 // of it since has ended without being retried (one that failed, or found
-// its cache behind, is). A dispatcher asks before it writes a release to
-// a member: a hold change on its way (a suspension set just now, whose
-// pass is slow under load) withdraws that release. Hold changes are few,
-// so this looks at each.
+// its cache behind, is). A pass in flight counts whatever
+// DecidingPatience. A dispatcher asks before it writes a release to a
+// member: a hold change on its way (a suspension set just now, whose pass
+// is slow under load) withdraws that release. Hold changes are few, so
+// this looks at each.
 func (w *Watched[T]) Deciding(match func(T) bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for item, since := range w.unsettled {
-		if time.Since(since) >= DecidingPatience {
-			// Reported no more: the map keeps only what it reports.
-			delete(w.unsettled, item)
+		if _, inFlight := w.running[item]; !inFlight && time.Since(since) >= DecidingPatience {
+			// Kept until a pass of it ends well (done): its retry, in
+			// flight, is reported again.
 			continue
 		}
 		if match(item) {

@@ -186,6 +186,28 @@ func TestWatchedDeciding(t *testing.T) {
 	defer func(p time.Duration) { DecidingPatience = p }(DecidingPatience)
 	DecidingPatience = 0
 	if deciding(bulk) {
-		t.Error("a hold change past the patience is still reported")
+		t.Error("a hold change past the patience, no pass of it in flight, is still reported")
+	}
+
+	// A pass in flight past the patience (the hub answers its write late)
+	// is reported until it ends; when it fails, its retry is again.
+	item, _, _ = q.GetWithPriority()
+	if item != bulk || !deciding(bulk) {
+		t.Fatalf("took %s: a hold change whose pass is in flight past the patience is not reported", item)
+	}
+	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true, Priority: ptr.To(Hold)}, item)
+	q.Done(item)
+	DecidingPatience = time.Hour
+	if !deciding(bulk) {
+		t.Error("a hold change whose slow pass failed is not reported while its retry waits, within the patience")
+	}
+	DecidingPatience = 0
+	item, _, _ = q.GetWithPriority()
+	if !deciding(item) {
+		t.Error("the retry in flight of a hold change past the patience is not reported")
+	}
+	q.Done(item)
+	if deciding(item) {
+		t.Error("a hold change whose pass ended well is still reported")
 	}
 }
