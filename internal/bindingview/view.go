@@ -35,6 +35,15 @@ func New(clusterScoped bool) View {
 	return View{Obj: b, Spec: &b.Spec, Status: &b.Status}
 }
 
+// ControllerName names a controller of this view's kind, as Karmada does:
+// "resourcebinding" or "clusterresourcebinding", then suffix.
+func (v View) ControllerName(suffix string) string {
+	if v.ClusterScoped {
+		return "clusterresourcebinding" + suffix
+	}
+	return "resourcebinding" + suffix
+}
+
 // Of is the view of a stored ResourceBinding or ClusterResourceBinding;
 // its Spec and Status are nil for any other object.
 func Of(obj client.Object) View {

@@ -8,7 +8,6 @@ import (
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -114,11 +113,8 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		}
 	}
 	for _, clusterScoped := range []bool{false, true} {
-		var obj client.Object = &workv1alpha2.ResourceBinding{}
-		name := "resourcebinding"
-		if clusterScoped {
-			obj, name = &workv1alpha2.ClusterResourceBinding{}, "clusterresourcebinding"
-		}
+		view := bindingview.New(clusterScoped)
+		obj, name := view.Obj, view.ControllerName("")
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, PolicyIndex, func(o client.Object) []string {
 			b := bindingview.View{Obj: o, ClusterScoped: clusterScoped}
 			if kind, ns, name := b.PolicyRef(); kind != "" {

@@ -4,11 +4,9 @@ import (
 	"time"
 
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
-	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -31,14 +29,10 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	for _, clusterScoped := range []bool{false, true} {
-		var obj client.Object = &workv1alpha2.ResourceBinding{}
-		name := "resourcebinding-status"
-		if clusterScoped {
-			obj, name = &workv1alpha2.ClusterResourceBinding{}, "clusterresourcebinding-status"
-		}
+		b := bindingview.New(clusterScoped)
 		err := ctrl.NewControllerManagedBy(mgr).
-			Named(name).
-			For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			Named(b.ControllerName("-status")).
+			For(b.Obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Watches(&workv1alpha1.Work{}, batch.Handler(bindingview.OfWork(clusterScoped), statusBatch),
 				builder.WithPredicates(workStatusChanged{})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
