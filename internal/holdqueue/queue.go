@@ -172,7 +172,9 @@ func (w *Watched[T]) done(item T) {
 	case f != nil && f.retry:
 		// The pass failed and waits for its retry: the patience counts
 		// from now, not from a pass that was slow to fail.
-		w.unsettled[item] = time.Now()
+		if _, ok := w.unsettled[item]; ok {
+			w.unsettled[item] = time.Now()
+		}
 	}
 }
 

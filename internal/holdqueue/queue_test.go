@@ -211,3 +211,20 @@ func TestWatchedDeciding(t *testing.T) {
 		t.Error("a hold change whose pass ended well is still reported")
 	}
 }
+
+// A pass taken at Hold priority that no hold change added (a later
+// requeue at that priority) and that fails is not a hold change being
+// decided: only hold changes taken in are reported.
+func TestWatchedDecidingOnlyHoldChangesTakenIn(t *testing.T) {
+	w, q, _ := newWatchedQueue(t)
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(Hold), After: time.Millisecond}, "later")
+	item, p, _ := q.GetWithPriority()
+	if item != "later" || p != Hold {
+		t.Fatalf("took %s at %d, want later at %d", item, p, Hold)
+	}
+	q.AddWithOpts(priorityqueue.AddOpts{RateLimited: true, Priority: ptr.To(p)}, item)
+	q.Done(item)
+	if w.Deciding(func(s string) bool { return s == "later" }) {
+		t.Error("a failed pass that no hold change added is reported as a hold change being decided")
+	}
+}
