@@ -101,17 +101,21 @@ var _ = BeforeSuite(func() {
 
 // A failed spec shows what the controllers were doing when it failed.
 var _ = ReportAfterEach(func(r SpecReport) {
-	if !r.Failed() || controllersLog == "" {
-		return
+	if r.Failed() && controllersLog != "" {
+		printLogTail("the controllers' log", controllersLog, 120)
 	}
-	raw, err := os.ReadFile(controllersLog)
+})
+
+// printLogTail writes the last n lines of the log at path, named what, to
+// the spec's output; nothing when it cannot be read.
+func printLogTail(what, path string, n int) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return
 	}
 	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	const tail = 120
-	if len(lines) > tail {
-		lines = lines[len(lines)-tail:]
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
-	GinkgoWriter.Printf("last %d lines of the controllers' log:\n%s\n", len(lines), strings.Join(lines, "\n"))
-})
+	GinkgoWriter.Printf("last %d lines of %s:\n%s\n", len(lines), what, strings.Join(lines, "\n"))
+}

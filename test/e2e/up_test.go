@@ -59,6 +59,13 @@ var _ = Describe("federator up", Ordered, func() {
 		session, err := gexec.Start(exec.Command(federator, args...), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		var children []fleetProcess
+		// Run after the stop below: federator up prints nothing before its
+		// ready line, and its log says how far it got.
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				printLogTail("federator up's log", filepath.Join(dir, "federator.log"), 80)
+			}
+		})
 		DeferCleanup(func() { stopUpSession(session, children) })
 
 		By("waiting for the ready line and the help that follows it")
