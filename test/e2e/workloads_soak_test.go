@@ -87,7 +87,8 @@ var _ = Describe("a workload fleet under churn for ten minutes", Label("soak"), 
 		By(fmt.Sprintf("churning %v through the hub every %s and sampling every member every %s for %s", churned, churnEach, sampleEach, soakFor))
 		began := time.Now()
 		var failures []string
-		samples, failedSamples, churns := 0, 0, 0
+		samples, failedSamples, churns, waits, turn := 0, 0, 0, 0, 0
+		rounds := map[string]int{}
 		sampleTick, churnTick := time.NewTicker(sampleEach), time.NewTicker(churnEach)
 		defer sampleTick.Stop()
 		defer churnTick.Stop()
@@ -98,7 +99,19 @@ var _ = Describe("a workload fleet under churn for ten minutes", Label("soak"), 
 			case <-end:
 				break soaking
 			case <-churnTick.C:
-				churn(w, ns, churned[churns%len(churned)], churns/len(churned))
+				// One change at a time per Deployment: a change on top of
+				// one still rolling out in a member (a scale-up while the
+				// new pods are not ready yet, slow under load) raises the
+				// replicas Available needs, and Kubernetes rightly says
+				// Available=False: not what this soak looks for.
+				name := churned[turn%len(churned)]
+				turn++
+				if !rolledOut(w, ns, name) {
+					waits++
+					continue
+				}
+				churn(w, ns, name, rounds[name])
+				rounds[name]++
 				churns++
 			case <-sampleTick.C:
 				samples++
@@ -112,7 +125,9 @@ var _ = Describe("a workload fleet under churn for ten minutes", Label("soak"), 
 				}
 			}
 		}
-		GinkgoWriter.Printf("soak: %d samples over %s, %d failed; %d churn writes\n", samples, soakFor, failedSamples, churns)
+		GinkgoWriter.Printf("soak: %d samples over %s, %d failed; %d churn writes, %d rounds waited for a rollout\n",
+			samples, soakFor, failedSamples, churns, waits)
+		Expect(churns).To(BeNumerically(">=", 20), "the soak churned too little to test anything")
 
 		type blip struct {
 			at   time.Time
@@ -148,7 +163,33 @@ func churn(w *workloadFleet, ns, name string, n int) {
 		return
 	}
 	Expect(framework.MergePatch(ctx, w.hub, d,
-		fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"soak.federator.dev/round":"%d"}}}}}`, n))).To(Succeed())
+		fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"%d"}}}}}`, roundKey, n))).To(Succeed())
+}
+
+// roundKey is the pod template annotation churn changes to roll a
+// Deployment out.
+const roundKey = "soak.federator.dev/round"
+
+// rolledOut says whether every member runs Deployment ns/name as the hub
+// has it, all its replicas updated and ready.
+func rolledOut(w *workloadFleet, ns, name string) bool {
+	GinkgoHelper()
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	hub := &appsv1.Deployment{}
+	Expect(w.hub.Get(ctx, key, hub)).To(Succeed())
+	replicas := ptr.Deref(hub.Spec.Replicas, 1)
+	for _, m := range w.f.Members {
+		d := &appsv1.Deployment{}
+		if err := w.inMembers[m.Name].Get(ctx, key, d); err != nil {
+			return false
+		}
+		if ptr.Deref(d.Spec.Replicas, 1) != replicas || d.Spec.Template.Annotations[roundKey] != hub.Spec.Template.Annotations[roundKey] ||
+			d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != replicas ||
+			d.Status.UpdatedReplicas != replicas || d.Status.ReadyReplicas != replicas {
+			return false
+		}
+	}
+	return true
 }
 
 // sampleWorkloads reads every member once: a Deployment not Available or
