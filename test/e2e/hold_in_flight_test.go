@@ -41,7 +41,7 @@ var _ = Describe("a hold change still being written", func() {
 		// member1 has it: the record below then fails the spec).
 		Eventually(func() bool {
 			return strings.Contains(logs(), "controller is deciding a hold change of") || imageIn(member, ns, name) == "nginx:1.26"
-		}, "60s").Should(BeTrue())
+		}, "90s").Should(BeTrue())
 		Expect(workSuspended(workOn(hub, "member1", ns, name))).To(BeFalse(),
 			"the Work was held before member1 came back: this spec would not test the dispatcher")
 
