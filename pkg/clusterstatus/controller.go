@@ -132,6 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		eventType := corev1.EventTypeNormal
 		if result.err != nil {
 			eventType = corev1.EventTypeWarning
+			// Karmada's message says only that; the log says why (a
+			// member down, or credentials the hub refuses to use).
+			ctrl.LoggerFrom(ctx).Error(result.err, ready.Message)
 		}
 		r.Recorder.Event(cluster, eventType, ready.Reason, ready.Message)
 	}

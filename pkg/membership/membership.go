@@ -23,6 +23,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -305,6 +306,9 @@ func Config(ctx context.Context, hub client.Reader, cluster *clusterv1alpha1.Clu
 	if err := hub.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
 		return nil, fmt.Errorf("cluster %s: reading its secret %s/%s: %w", name, ref.Namespace, ref.Name, err)
 	}
+	if err := madeFor(cluster, secret); err != nil {
+		return nil, err
+	}
 	token := secret.Data[clusterv1alpha1.SecretTokenKey]
 	if len(token) == 0 {
 		return nil, fmt.Errorf("cluster %s: secret %s/%s has no %q", name, ref.Namespace, ref.Name, clusterv1alpha1.SecretTokenKey)
@@ -336,6 +340,38 @@ func Config(ctx context.Context, hub client.Reader, cluster *clusterv1alpha1.Clu
 		}
 	}
 	return cfg, nil
+}
+
+// madeFor is nil when secret was made for cluster: owned by that Cluster
+// (as join, karmadactl join and karmada-agent --report-secrets leave it),
+// or, owned by no Cluster, named after it (Karmada's convention, for a
+// Secret written by hand). A Cluster that names another
+// cluster's Secret (its spec.secretRef changed to karmada-cluster/member1,
+// say) is never dialled with it: the hub would reach member1, or anywhere
+// its spec.apiEndpoint says, with member1's token.
+func madeFor(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) error {
+	for _, ref := range secret.OwnerReferences {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != clusterv1alpha1.GroupName || ref.Kind != "Cluster" {
+			continue
+		}
+		if ref.UID == cluster.UID && ref.Name == cluster.Name {
+			return nil
+		}
+		if ref.Name == cluster.Name {
+			return fmt.Errorf("cluster %s: secret %s/%s (its spec.secretRef) is owned by an earlier Cluster %s (uid %s), not this one: "+
+				"register the cluster again (federator join %s --kubeconfig ...)", cluster.Name, secret.Namespace, secret.Name, ref.Name, ref.UID, cluster.Name)
+		}
+		return fmt.Errorf("cluster %s: spec.secretRef names secret %s/%s, which holds the credentials of cluster %s, not its own: "+
+			"the hub does not reach a cluster with another's credentials; set spec.secretRef to the cluster's own Secret "+
+			"(register it again: federator join %s --kubeconfig ...)", cluster.Name, secret.Namespace, secret.Name, ref.Name, cluster.Name)
+	}
+	if secret.Name == cluster.Name {
+		return nil
+	}
+	return fmt.Errorf("cluster %s: spec.secretRef names secret %s/%s, which is neither owned by Cluster %s nor named after it: "+
+		"the hub reaches a cluster only with credentials made for it; name the Secret %s (%s/%s, as karmadactl join does), or make Cluster %s its owner",
+		cluster.Name, secret.Namespace, secret.Name, cluster.Name, cluster.Name, ClusterNamespace, cluster.Name, cluster.Name)
 }
 
 // proxyConnectHeaders sends spec.proxyHeader on the proxy CONNECT request, as
