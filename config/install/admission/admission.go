@@ -28,6 +28,10 @@ const SuspensionAnnotationsPolicyName = "federator-suspension-annotations"
 // deletion-protection.yaml.
 const DeletionProtectionPolicyName = "federator-deletion-protection"
 
+// AgentClusterPolicyName names the ValidatingAdmissionPolicy in
+// cluster-agent.yaml: what a Pull cluster's agent may write of its Cluster.
+const AgentClusterPolicyName = "federator-agent-cluster"
+
 //go:embed *.yaml
 var manifests embed.FS
 
