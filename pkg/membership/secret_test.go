@@ -65,4 +65,3 @@ func TestConfigDialsOnlyWithTheClusterOwnCredentials(t *testing.T) {
 		})
 	}
 }
-
