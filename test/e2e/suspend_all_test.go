@@ -53,8 +53,11 @@ var _ = Describe("suspend dispatching to all clusters", func() {
 		patchPolicy(ns, name, `{"spec": {"suspension": null}}`)
 		Eventually(func() map[string]string { return imagesEverywhere(ns, name) }, "20s").Should(Equal(
 			map[string]string{"member1": "nginx:1.27", "member2": "nginx:1.27", "member3": "nginx:1.27"}))
+		// The dispatcher writes the Work's condition after it applied the
+		// release: a loaded machine can show the member's copy first.
 		for m := range members {
-			Expect(dispatching(m, "Deployment", ns, name)).To(And(
+			Eventually(func() *metav1.Condition { return dispatching(m, "Deployment", ns, name) }).Should(And(
+				Not(BeNil()),
 				HaveField("Status", metav1.ConditionTrue),
 				HaveField("Reason", "Dispatching"),
 				HaveField("Message", dispatchingMessage)), m)
