@@ -350,11 +350,8 @@ func Config(ctx context.Context, hub client.Reader, cluster *clusterv1alpha1.Clu
 // say) is never dialled with it: the hub would reach member1, or anywhere
 // its spec.apiEndpoint says, with member1's token.
 func madeFor(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret) error {
-	for _, ref := range secret.OwnerReferences {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || gv.Group != clusterv1alpha1.GroupName || ref.Kind != "Cluster" {
-			continue
-		}
+	if ref := metav1.GetControllerOf(secret); ref != nil &&
+		schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind() == clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster").GroupKind() {
 		if ref.UID == cluster.UID && ref.Name == cluster.Name {
 			return nil
 		}
