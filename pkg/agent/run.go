@@ -25,6 +25,7 @@ import (
 	clusterkeys "github.com/federator-dev/federator/apis/cluster"
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
+	"github.com/federator-dev/federator/internal/hubclock"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/startup"
 	"github.com/federator-dev/federator/pkg/clusterstatus"
@@ -101,6 +102,10 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	if o.ClusterAPIEndpoint == "" {
 		o.ClusterAPIEndpoint = o.Member.Host
 	}
+	// A freeze's end is counted from the hub's creationTimestamp: judged
+	// by the hub's clock, which an edge machine's may be far from.
+	hubClock := hubclock.New(nil)
+	o.Hub = hubClock.Observe(o.Hub)
 	scheme := policy.NewScheme()
 	hubDirect, err := client.New(o.Hub, client.Options{Scheme: scheme})
 	if err != nil {
@@ -171,7 +176,7 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		return o.Member, nil
 	}
 	members := dispatch.NewMembers(config, o.MemberClient)
-	members.Guard(&dispatch.FreezeGuard{Reader: mgr.GetClient(),
+	members.Guard(&dispatch.FreezeGuard{Reader: mgr.GetClient(), Clock: hubClock,
 		Watching: func() error { return hubCaches.Watching(dispatch.FreezeKind) }})
 	if err := dispatch.SetupPullWithManager(mgr, dispatch.PullOptions{Cluster: o.ClusterName, Members: members,
 		HubCaches: current{hubCaches}}); err != nil {

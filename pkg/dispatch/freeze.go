@@ -29,7 +29,9 @@ type FreezeGuard struct {
 	// Watching is nil while the hub cache of Freezes has listed the hub
 	// and watches it (hubwatch.Tracker.Watching); nil: not checked.
 	Watching func() error
-	// Clock is the wall clock when nil.
+	// Clock judges a freeze's end: the hub's clock (hubclock.Clock), since
+	// the end is counted from the hub's creationTimestamp; the wall clock
+	// when nil.
 	Clock clock.PassiveClock
 }
 
@@ -46,6 +48,8 @@ type FrozenError struct {
 	// Ends is when that freeze ends by itself (zero: when deleted).
 	Ends    time.Time
 	Message string
+	// left is how long until Ends, by the guard's clock when it refused.
+	left time.Duration
 }
 
 func (e *FrozenError) Error() string { return e.Message }
@@ -64,7 +68,7 @@ func (e *FrozenError) RetryAfter() time.Duration {
 	case e.Ends.IsZero():
 		return frozenPoll
 	}
-	return max(time.Until(e.Ends), 0) + 100*time.Millisecond
+	return max(e.left, 0) + 100*time.Millisecond
 }
 
 // asFrozen is err's FrozenError, nil when it is none.
@@ -100,7 +104,8 @@ func (g *FreezeGuard) Check(ctx context.Context, cluster string) error {
 	if f == nil {
 		return nil
 	}
-	return &FrozenError{Cluster: cluster, Freeze: f.Name, Ends: gatestate.FreezeEnds(f), Message: gatestate.FreezeMessage(f, cluster)}
+	ends := gatestate.FreezeEnds(f)
+	return &FrozenError{Cluster: cluster, Freeze: f.Name, Ends: ends, Message: gatestate.FreezeMessage(f, cluster), left: ends.Sub(now)}
 }
 
 // guarded is c with every write first checked by g.

@@ -28,6 +28,7 @@ import (
 	"github.com/federator-dev/federator/internal/countdown"
 	"github.com/federator-dev/federator/internal/holdqueue"
 	"github.com/federator-dev/federator/internal/holdwrites"
+	"github.com/federator-dev/federator/internal/hubclock"
 	"github.com/federator-dev/federator/internal/hubwatch"
 	"github.com/federator-dev/federator/internal/recorder"
 	"github.com/federator-dev/federator/internal/redecide"
@@ -121,6 +122,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.HubQPS, o.HubBurst
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return holdwrites.Limit(rt, o.HubBulkWrites) })
+	// A freeze's end is counted from the hub's creationTimestamp: judged
+	// by the hub's clock, whichever machine this replica runs on.
+	hubClock := hubclock.New(nil)
+	cfg = hubClock.Observe(cfg)
 	scheme := policy.NewScheme()
 
 	direct, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -197,7 +202,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, ready func()) error {
 	members := dispatch.NewMembers(memberConfig, o.Member)
 	// Every write to a member is checked against the Freezes first, from
 	// the hub cache, and refused while its cache does not watch the hub.
-	members.Guard(&dispatch.FreezeGuard{Reader: mgr.GetClient(),
+	members.Guard(&dispatch.FreezeGuard{Reader: mgr.GetClient(), Clock: hubClock,
 		Watching: func() error { return hubCaches.Watching(dispatch.FreezeKind) }})
 	// Its cache starts with the manager's, whichever controllers run.
 	if _, err := mgr.GetCache().GetInformer(ctx, &gatingv1alpha1.Freeze{}, cache.BlockUntilSynced(false)); err != nil {
