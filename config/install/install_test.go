@@ -91,8 +91,8 @@ func TestObjectsHoldTheInstall(t *testing.T) {
 	for _, o := range objects(t) {
 		kinds[o.GetKind()]++
 	}
-	for kind, n := range map[string]int{"CustomResourceDefinition": 14, "ValidatingAdmissionPolicy": 4,
-		"ValidatingAdmissionPolicyBinding": 4, "Deployment": 1, "Service": 1, "ServiceAccount": 1} {
+	for kind, n := range map[string]int{"CustomResourceDefinition": 14, "ValidatingAdmissionPolicy": 5,
+		"ValidatingAdmissionPolicyBinding": 5, "Deployment": 1, "Service": 1, "ServiceAccount": 1} {
 		if kinds[kind] != n {
 			t.Errorf("%d %s, want %d", kinds[kind], kind, n)
 		}

@@ -32,6 +32,11 @@ const DeletionProtectionPolicyName = "federator-deletion-protection"
 // cluster-agent.yaml: what a Pull cluster's agent may write of its Cluster.
 const AgentClusterPolicyName = "federator-agent-cluster"
 
+// GateRequestsPolicyName names the ValidatingAdmissionPolicy in
+// gate-requests.yaml: a Gate request written by hand is an RFC 3339 time,
+// and not one the request it follows would leave ignored.
+const GateRequestsPolicyName = "federator-gate-requests"
+
 //go:embed *.yaml
 var manifests embed.FS
 

@@ -12,7 +12,7 @@ func TestSuspensionPolicyNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{SuspensionPolicyName, SuspensionAnnotationsPolicyName, DeletionProtectionPolicyName, AgentClusterPolicyName} {
+	for _, name := range []string{SuspensionPolicyName, SuspensionAnnotationsPolicyName, DeletionProtectionPolicyName, AgentClusterPolicyName, GateRequestsPolicyName} {
 		found := false
 		for _, o := range objs {
 			if o.GetKind() == "ValidatingAdmissionPolicy" && o.GetName() == name {
