@@ -44,7 +44,7 @@ var _ = Describe("leader election in Docker", func() {
 
 		leader := containerReplica(image, "a", "-v", kubeconfig+":/etc/federator/hub.kubeconfig:ro",
 			"--", "--kubeconfig", "/etc/federator/hub.kubeconfig")
-		Eventually(leader.out, "60s").Should(ContainSubstring(controllersRunning))
+		Eventually(leader.out, controllersStart).Should(ContainSubstring(controllersRunning))
 		standby := containerReplica(image, "b", inCluster(f, hubClient, dir)...)
 		killLeaderMidSuspension(f, hubClient, leader, standby)
 	})

@@ -32,6 +32,12 @@ var leaderElect = []string{"--leader-elect", "--leader-elect-lease-duration", le
 // and its controllers run.
 const controllersRunning = "federator: controllers running against"
 
+// controllersStart is how long a started `federator controller` may take
+// to print controllersRunning: a few seconds on an idle machine, but CI's
+// three fleets beside it have made it take over a minute (the wait ends
+// as soon as it prints).
+const controllersStart = 3 * time.Minute
+
 // replica is one `federator controller --leader-elect`, a process or a
 // container: what it printed so far, its probe address, and how to kill it.
 type replica struct {
@@ -81,7 +87,7 @@ func leaseHolder(c client.Client) func() string {
 // change arrives once resumed, written once.
 func killLeaderMidSuspension(f *fleet.Fleet, hubClient client.Client, leader, standby replica) {
 	GinkgoHelper()
-	Eventually(leader.out, "60s").Should(ContainSubstring(controllersRunning))
+	Eventually(leader.out, controllersStart).Should(ContainSubstring(controllersRunning))
 
 	By("one Lease holder; both replicas serve /healthz, and /readyz once synced")
 	first := leaseHolder(hubClient)()
@@ -130,7 +136,7 @@ func killLeaderMidSuspension(f *fleet.Fleet, hubClient client.Client, leader, st
 	// retry after that: each retry 1s, with client-go's jitter up to 2.2s.
 	Expect(took).To(BeNumerically("<", leaseDuration+2*2200*time.Millisecond+time.Second),
 		"a standby takes an expired Lease at its next retry")
-	Eventually(standby.out, "60s").Should(ContainSubstring(controllersRunning))
+	Eventually(standby.out, controllersStart).Should(ContainSubstring(controllersRunning))
 	Eventually(httpStatus(standby.probes, "/readyz"), "30s").Should(Equal(http.StatusOK))
 
 	By("the new leader writes the change into the Work, held; resuming delivers it")
@@ -152,7 +158,7 @@ var _ = Describe("leader election", func() {
 	It("runs the controllers on one replica; after SIGKILL of the leader mid-suspension the other takes over within the lease duration, stores no held version and delivers the change on resume", func() {
 		f, hubClient := separateFleet(1, false)
 		leader := processReplica(f, "process a")
-		Eventually(leader.out, "60s").Should(ContainSubstring(controllersRunning))
+		Eventually(leader.out, controllersStart).Should(ContainSubstring(controllersRunning))
 		killLeaderMidSuspension(f, hubClient, leader, processReplica(f, "process b"))
 	})
 
@@ -161,7 +167,7 @@ var _ = Describe("leader election", func() {
 		// A lease far longer than the wait below: only a release explains a takeover.
 		long := []string{"--leader-elect-lease-duration=60s", "--leader-elect-renew-deadline=40s"}
 		a := startController(f, DeferCleanup, append(leaderElect, long...)...)
-		Eventually(func() string { return string(a.Out.Contents()) }, "60s").Should(ContainSubstring(controllersRunning))
+		Eventually(func() string { return string(a.Out.Contents()) }, controllersStart).Should(ContainSubstring(controllersRunning))
 		first := leaseHolder(hubClient)()
 		Expect(first).NotTo(BeEmpty())
 		b := processReplica(f, "process b", long...)
@@ -172,7 +178,7 @@ var _ = Describe("leader election", func() {
 		Eventually(a, "30s").Should(gexec.Exit(0))
 		Eventually(leaseHolder(hubClient), "15s", 200*time.Millisecond).Should(And(Not(BeEmpty()), Not(Equal(first))))
 		AddReportEntry("takeover after SIGTERM", time.Since(stopped).String())
-		Eventually(b.out, "60s").Should(ContainSubstring(controllersRunning))
+		Eventually(b.out, controllersStart).Should(ContainSubstring(controllersRunning))
 		Expect(strings.Count(b.out(), controllersRunning)).To(Equal(1))
 	})
 })

@@ -29,7 +29,7 @@ var _ = Describe("leader election during a rollout", func() {
 		// --v=1: every reconcile's decision (held and why, applied) is in
 		// the spec's output when it fails.
 		leader := processReplica(f, "process a", "--v=1")
-		Eventually(leader.out, "60s").Should(ContainSubstring(controllersRunning))
+		Eventually(leader.out, controllersStart).Should(ContainSubstring(controllersRunning))
 		standby := processReplica(f, "process b", "--v=1")
 		first := leaseHolder(hubClient)()
 		Expect(first).NotTo(BeEmpty())
@@ -116,7 +116,7 @@ spec:
 		By("killing the leader; the standby takes the Lease and runs the controllers")
 		leader.kill()
 		Eventually(leaseHolder(hubClient), leaseDuration+10*time.Second, 200*time.Millisecond).ShouldNot(Equal(first))
-		Eventually(standby.out, "60s").Should(ContainSubstring(controllersRunning))
+		Eventually(standby.out, controllersStart).Should(ContainSubstring(controllersRunning))
 		// The new leader has read the Rollout and written its status again.
 		Eventually(func() string {
 			return cliOn(f.Hub.KubeconfigPath, "rollout", "status", name, "-n", ns, "--watch=false").stdout
