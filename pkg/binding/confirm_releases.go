@@ -26,12 +26,11 @@ import (
 )
 
 // confirmReleases re-decides, from the claiming policy, the template, the
-// gates, the Clusters' gate annotations and the Freezes as the API server
-// has them now
-// (their annotations, the policy's own spec.suspension, each gate judged
-// by the clock; a template whose content moved on is a conflict,
-// confirmTemplate), every cluster
-// whose Work this pass would release with a new version (a new Work, a
+// gates (those the template, the policy and the Clusters list) and the
+// Freezes as the API server has them now (their annotations, the policy's
+// own spec.suspension, each gate judged by the clock; a template whose
+// content moved on is a conflict, confirmTemplate), every cluster whose
+// Work this pass would release with a new version (a new Work, a
 // held one released, or a changed manifest), and holds those that the
 // fresh policy holds. The binding carries the policy's spec.suspension only
 // once the detector has copied it there, and the cached policy and binding
@@ -63,6 +62,9 @@ func (r *Reconciler) confirmReleases(ctx context.Context, b bindingview.View, tp
 	}
 	freshIn := in
 	freshIn.Template.Annotations = freshTpl.GetAnnotations()
+	if freshIn.TemplateGates, err = r.resolveGatesFrom(ctx, r.APIReader, templateGates(freshIn.Template)); err != nil {
+		return err
+	}
 	kind, ns, name := b.PolicyRef()
 	if err := r.frozenTargets(ctx, r.APIReader, &freshIn, releasing); err != nil {
 		return err

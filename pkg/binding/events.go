@@ -183,9 +183,10 @@ func bindingsOfRollout(c client.Reader, clusterScoped bool, policyKind string) h
 	}
 }
 
-// bindingsWaitingFor maps a Gate to the bindings that wait for it: those of
-// the policies that list it, and every binding when a Cluster lists it.
-func bindingsWaitingFor(c client.Reader, clusterScoped bool) handler.MapFunc {
+// bindingsWaitingFor maps a Gate to the bindings that wait for it: those
+// whose template lists it (as waiters recorded them), those of the policies
+// that list it, and every binding when a Cluster lists it.
+func bindingsWaitingFor(c client.Reader, clusterScoped bool, waiters *gateWaiters) handler.MapFunc {
 	return func(ctx context.Context, g client.Object) []reconcile.Request {
 		ref := g.GetNamespace() + "/" + g.GetName()
 		lists := func(o client.Object, namespace string) bool {
@@ -210,7 +211,7 @@ func bindingsWaitingFor(c client.Reader, clusterScoped bool) handler.MapFunc {
 				return allBindings(c, clusterScoped)(ctx, g)
 			}
 		}
-		var reqs []reconcile.Request
+		reqs := waiters.of(ref)
 		pps := &policyv1alpha1.PropagationPolicyList{}
 		cpps := &policyv1alpha1.ClusterPropagationPolicyList{}
 		if err := c.List(ctx, pps); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	clusterv1alpha1 "github.com/karmada-io/karmada/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -28,11 +29,13 @@ import (
 func TestAGateClosedBeforeAChangeHoldsWhileItsCacheLags(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		// lists says where the gate is listed: on the policy, or on
-		// Cluster member1 (an annotation the cache has not seen either).
-		onCluster bool
+		// lists says where the gate is listed: on the policy, on the
+		// template, or on Cluster member1 (an annotation the cache has
+		// not seen either).
+		onCluster, onTemplate bool
 	}{
 		{name: "a policy's gate"},
+		{name: "a template's gate", onTemplate: true},
 		{name: "a gate a Cluster lists", onCluster: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +46,17 @@ func TestAGateClosedBeforeAChangeHoldsWhileItsCacheLags(t *testing.T) {
 			if err := b.hub.Create(ctx, gate); err != nil {
 				t.Fatal(err)
 			}
-			if !tc.onCluster {
+			switch {
+			case tc.onTemplate:
+				dep := &appsv1.Deployment{}
+				if err := b.hub.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, dep); err != nil {
+					t.Fatal(err)
+				}
+				dep.Annotations = map[string]string{gatingv1alpha1.GatesAnnotation: "approval"}
+				if err := b.hub.Update(ctx, dep); err != nil {
+					t.Fatal(err)
+				}
+			case !tc.onCluster:
 				pp := b.policy(t)
 				pp.Annotations = map[string]string{gatingv1alpha1.GatesAnnotation: "approval"}
 				if err := b.hub.Update(ctx, pp); err != nil {

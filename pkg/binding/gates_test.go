@@ -2,11 +2,14 @@ package binding
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	policyv1alpha1 "github.com/karmada-io/karmada/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1alpha1 "github.com/federator-dev/federator/apis/gating/v1alpha1"
 	"github.com/federator-dev/federator/apis/policy"
@@ -64,7 +68,7 @@ func gateControllerAt(t *testing.T, g *gatingv1alpha1.Gate, instant string) *gat
 // The binding controller judges a gate by the clock, not by the status the
 // gate controller last wrote: what it decides at an instant is what the
 // gate controller would write at that instant, whether that controller is
-// running, late, or off.
+// running, late, or off; a gate the template lists as one the policy does.
 func TestGatesJudgedByTheClock(t *testing.T) {
 	daily := func(action string) []gatingv1alpha1.GateSchedule {
 		return []gatingv1alpha1.GateSchedule{{Name: "daily", Cron: "0 11 * * *",
@@ -121,47 +125,120 @@ func TestGatesJudgedByTheClock(t *testing.T) {
 			evaluatedAt: "2026-11-23T10:00:00Z", now: "2026-11-23T10:06:00Z",
 			wantHeld: true, wantMessage: "Gate closed by default"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			written := gateAsWritten(t, tc.spec, tc.annotations, tc.evaluatedAt)
-			// The gate controller's verdict, had it run at now.
-			wouldWrite := meta.FindStatusCondition(gateControllerAt(t, written, tc.now).Status.Conditions, gatingv1alpha1.ConditionOpened)
-			if wouldWrite == nil || (wouldWrite.Status == metav1.ConditionFalse) != tc.wantHeld {
-				t.Fatalf("case is wrong: the gate controller at %s writes Opened %v, want held=%v", tc.now, wouldWrite, tc.wantHeld)
-			}
+	listers := map[string]client.Object{
+		"the policy":   &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+		"the template": &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+	}
+	for lister, obj := range listers {
+		for _, tc := range cases {
+			t.Run(lister+": "+tc.name, func(t *testing.T) {
+				written := gateAsWritten(t, tc.spec, tc.annotations, tc.evaluatedAt)
+				// The gate controller's verdict, had it run at now.
+				wouldWrite := meta.FindStatusCondition(gateControllerAt(t, written, tc.now).Status.Conditions, gatingv1alpha1.ConditionOpened)
+				if wouldWrite == nil || (wouldWrite.Status == metav1.ConditionFalse) != tc.wantHeld {
+					t.Fatalf("case is wrong: the gate controller at %s writes Opened %v, want held=%v", tc.now, wouldWrite, tc.wantHeld)
+				}
 
-			b := newBindingTest(t, nil, interceptor.Funcs{})
-			written.ResourceVersion = ""
-			if err := b.hub.Create(context.Background(), written); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.hub.Patch(context.Background(), &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}, client.RawPatch(types.MergePatchType,
-				[]byte(`{"metadata":{"annotations":{"gating.federator.dev/gates":"approval"}}}`))); err != nil {
-				t.Fatal(err)
-			}
-			b.works.Clock = clocktesting.NewFakePassiveClock(stamp(tc.now))
-			res, err := b.works.Reconcile(context.Background(), ctrl.Request{NamespacedName: bindingKey})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range []string{"member1", "member2"} {
-				w := b.work(t, c)
-				msg := w.Annotations["work.federator.dev/hold-message"]
-				if held(w) != tc.wantHeld {
-					t.Errorf("%s: held = %v (%q), want %v", c, held(w), msg, tc.wantHeld)
+				b := newBindingTest(t, nil, interceptor.Funcs{})
+				written.ResourceVersion = ""
+				if err := b.hub.Create(context.Background(), written); err != nil {
+					t.Fatal(err)
 				}
-				if tc.wantHeld && (!strings.Contains(msg, tc.wantMessage) || !strings.Contains(msg, wouldWrite.Message)) {
-					t.Errorf("%s: hold message %q, want it to say %q as the gate controller would (%q)", c, msg, tc.wantMessage, wouldWrite.Message)
+				if err := b.hub.Patch(context.Background(), obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType,
+					[]byte(`{"metadata":{"annotations":{"gating.federator.dev/gates":"approval"}}}`))); err != nil {
+					t.Fatal(err)
 				}
-				// Metrics count the Works a gate holds from this list, not
-				// from the message.
-				if gates, want := w.Annotations["work.federator.dev/hold-gates"], map[bool]string{true: "shop/approval"}[tc.wantHeld]; gates != want {
-					t.Errorf("%s: annotation work.federator.dev/hold-gates = %q, want %q", c, gates, want)
+				b.works.Clock = clocktesting.NewFakePassiveClock(stamp(tc.now))
+				res, err := b.works.Reconcile(context.Background(), ctrl.Request{NamespacedName: bindingKey})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if res.RequeueAfter != tc.wantRecheck {
-				t.Errorf("looked at again after %s, want %s", res.RequeueAfter, tc.wantRecheck)
-			}
-		})
+				for _, c := range []string{"member1", "member2"} {
+					w := b.work(t, c)
+					msg := w.Annotations["work.federator.dev/hold-message"]
+					if held(w) != tc.wantHeld {
+						t.Errorf("%s: held = %v (%q), want %v", c, held(w), msg, tc.wantHeld)
+					}
+					if tc.wantHeld && (!strings.Contains(msg, tc.wantMessage) || !strings.Contains(msg, wouldWrite.Message)) {
+						t.Errorf("%s: hold message %q, want it to say %q as the gate controller would (%q)", c, msg, tc.wantMessage, wouldWrite.Message)
+					}
+					// Metrics count the Works a gate holds from this list, not
+					// from the message.
+					if gates, want := w.Annotations["work.federator.dev/hold-gates"], map[bool]string{true: "shop/approval"}[tc.wantHeld]; gates != want {
+						t.Errorf("%s: annotation work.federator.dev/hold-gates = %q, want %q", c, gates, want)
+					}
+				}
+				if res.RequeueAfter != tc.wantRecheck {
+					t.Errorf("looked at again after %s, want %s", res.RequeueAfter, tc.wantRecheck)
+				}
+			})
+		}
+	}
+}
+
+// A Gate's event brings the bindings whose template lists it, though no
+// policy or Cluster does: the template's annotations are on no object the
+// Gate watch lists, so each pass records what its template lists. A
+// template that lists the gate no more, or a binding gone, is not brought.
+func TestAGateBringsTheBindingsWhoseTemplateListsIt(t *testing.T) {
+	ctx := context.Background()
+	b := newBindingTest(t, nil, interceptor.Funcs{})
+	b.works.waiters = &gateWaiters{}
+	approval := &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "approval"},
+		Spec: gatingv1alpha1.GateSpec{Default: gatingv1alpha1.Closed}}
+	other := &gatingv1alpha1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "approval"}}
+	if err := b.hub.Create(ctx, approval); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(g *gatingv1alpha1.Gate) []reconcile.Request {
+		return bindingsWaitingFor(b.hub, false, b.works.waiters)(ctx, g)
+	}
+	listGates := func(value string) {
+		t.Helper()
+		v := "null"
+		if value != "" {
+			v = `"` + value + `"`
+		}
+		if err := b.hub.Patch(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+			client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"gating.federator.dev/gates":`+v+`}}}`))); err != nil {
+			t.Fatal(err)
+		}
+		b.reconcile(t)
+	}
+
+	listGates("approval")
+	if w := b.work(t, "member1"); !held(w) || !strings.Contains(w.Annotations["work.federator.dev/hold-message"],
+		"gate 'shop/approval' is closed (Gate closed by default; listed by Deployment shop/web)") {
+		t.Fatalf("member1 held %t, message %q; want held by the template's gate", held(w), w.Annotations["work.federator.dev/hold-message"])
+	}
+	if got, want := waiting(approval), []reconcile.Request{{NamespacedName: bindingKey}}; !slices.Equal(got, want) {
+		t.Errorf("Gate shop/approval brings %v, want %v", got, want)
+	}
+	if got := waiting(other); len(got) != 0 {
+		t.Errorf("Gate ops/approval, which nothing lists, brings %v", got)
+	}
+
+	listGates("")
+	if w := b.work(t, "member1"); held(w) {
+		t.Errorf("member1 still held once the template lists no gate: %q", w.Annotations["work.federator.dev/hold-message"])
+	}
+	if got := waiting(approval); len(got) != 0 {
+		t.Errorf("Gate shop/approval brings %v after the template stopped listing it", got)
+	}
+
+	listGates("ops/approval")
+	if got := waiting(other); len(got) != 1 {
+		t.Errorf("Gate ops/approval, listed as namespace/name, brings %v, want the binding", got)
+	}
+	rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: bindingKey.Namespace, Name: bindingKey.Name}}
+	if err := b.hub.Patch(ctx, rb, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.hub.Delete(ctx, rb); err != nil {
+		t.Fatal(err)
+	}
+	b.reconcile(t)
+	if got := waiting(other); len(got) != 0 {
+		t.Errorf("a binding gone is still brought: %v", got)
 	}
 }

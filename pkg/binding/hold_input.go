@@ -31,8 +31,9 @@ import (
 
 // holdInput gathers what pkg/hold decides from: the template, the policy
 // that claims it (from the cache; zero when it is gone), the suspension the
-// binding carries from that policy, and the gates the policy and the target
-// Clusters list; and the Rollout that governs the policy, if one does.
+// binding carries from that policy, and the gates the template, the policy
+// and the target Clusters list; and the Rollout that governs the policy, if
+// one does.
 func (r *Reconciler) holdInput(ctx context.Context, b bindingview.View, tpl *unstructured.Unstructured,
 	clusters []clusterv1alpha1.Cluster, targets []string, override overrides.Func) (hold.Input, *revision.Rollout, error) {
 	in := hold.Input{
@@ -57,6 +58,14 @@ func (r *Reconciler) holdInput(ctx context.Context, b bindingview.View, tpl *uns
 			in.ClusterGates[c.Name] = gates
 		}
 	}
+	// Recorded before the gates are judged: a Gate that changes after
+	// this read brings the binding again (gateWaiters).
+	listed := templateGates(in.Template)
+	r.waiters.set(client.ObjectKeyFromObject(b.Obj), listed)
+	var err error
+	if in.TemplateGates, err = r.resolveGates(ctx, listed); err != nil {
+		return in, nil, err
+	}
 	if err := r.frozenTargets(ctx, r.Client, &in, targets); err != nil {
 		return in, nil, err
 	}
@@ -70,7 +79,7 @@ func (r *Reconciler) holdInput(ctx context.Context, b bindingview.View, tpl *uns
 	default:
 		return in, nil, nil
 	}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
 	if apierrors.IsNotFound(err) {
 		// Like Karmada, a binding outlives its policy; it keeps the
 		// suspension it carries, and what else held in the policy when it
@@ -241,7 +250,7 @@ func (r *Reconciler) rolledBack(ctx context.Context, b bindingview.View, tpl *un
 // open: Approved=False with the first gate hold's message while one holds,
 // True once all are open, and no condition when nothing lists a gate.
 func setApproved(b bindingview.View, in hold.Input, decisions map[string]hold.Decision) {
-	gated := len(in.PolicyGates) > 0
+	gated := len(in.TemplateGates) > 0 || len(in.PolicyGates) > 0
 	for cluster := range decisions {
 		gated = gated || len(in.ClusterGates[cluster]) > 0
 	}

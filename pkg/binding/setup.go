@@ -132,8 +132,9 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 		o.Deciders.Register("binding", func(key string) bool {
 			return queue.Deciding(func(req reconcile.Request) bool { return keyOf(req.NamespacedName) == key })
 		})
+		waiters := &gateWaiters{}
 		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterScoped: clusterScoped, MaxDeletionDelay: o.MaxDeletionDelay,
-			FirstPass: o.FirstPass, CatchUp: o.CatchUp, queue: queue,
+			FirstPass: o.FirstPass, CatchUp: o.CatchUp, queue: queue, waiters: waiters,
 			Recorder: mgr.GetEventRecorderFor("binding-controller")}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name)
 		if o.CatchUp != nil {
@@ -155,7 +156,7 @@ func SetupWithManager(mgr ctrl.Manager, o Options) error {
 			Watches(&clusterv1alpha1.Cluster{}, bindingsAffectedByCluster(mgr.GetClient(), clusterScoped),
 				builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 					predicate.AnnotationChangedPredicate{}, apiEnablementsChanged{}))).
-			Watches(&gatingv1alpha1.Gate{}, holdqueue.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped), nil),
+			Watches(&gatingv1alpha1.Gate{}, holdqueue.Handler(bindingsWaitingFor(mgr.GetClient(), clusterScoped, waiters), nil),
 				builder.WithPredicates(predicate.Or[client.Object](gateOpenedChanged{},
 					predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 			Watches(&policyv1alpha1.PropagationPolicy{}, holdqueue.Handler(bindingsOfPolicy(mgr.GetClient(), clusterScoped, "PropagationPolicy"), annotationHoldsChanged),

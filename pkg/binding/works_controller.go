@@ -58,6 +58,9 @@ type Reconciler struct {
 	// CatchUp, when set, is told of every binding decided
 	// (internal/redecide).
 	CatchUp *redecide.Round
+	// waiters records the gates each binding's template lists, for the
+	// Gate watch; nil in tests that build a Reconciler by hand.
+	waiters *gateWaiters
 	// queue, when set, is the controller's queue seen from the hold path:
 	// a pass gives way to hold changes (internal/holdqueue).
 	queue *holdqueue.Watched[reconcile.Request]
@@ -131,6 +134,9 @@ type decision struct {
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, decided *decision) (ctrl.Result, string, error) {
 	b := bindingview.New(r.ClusterScoped)
 	if err := r.Client.Get(ctx, req.NamespacedName, b.Obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.waiters.set(req.NamespacedName, nil)
+		}
 		*decided = decision{decided: apierrors.IsNotFound(err), generation: math.MaxInt64}
 		return ctrl.Result{}, "", client.IgnoreNotFound(err)
 	}

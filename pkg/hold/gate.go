@@ -2,6 +2,7 @@ package hold
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 type Gate struct {
 	// Ref is the gate as "namespace/name".
 	Ref string
-	// ListedBy names what lists the gate: "PropagationPolicy shop/web",
-	// "Cluster member2".
+	// ListedBy names what lists the gate: "Deployment shop/web",
+	// "PropagationPolicy shop/web", "Cluster member2".
 	ListedBy string
 	// Found is false when no such Gate exists.
 	Found bool
@@ -33,12 +34,12 @@ type Gate struct {
 }
 
 // gateClosedCheck: a closed, missing or unreadable gate listed by the
-// claiming policy (every cluster) or by a target Cluster (that cluster)
-// holds, fail safe. Deletion is never held: the dispatcher deletes
+// template or the claiming policy (every cluster) or by a target Cluster
+// (that cluster) holds, fail safe. Deletion is never held: the dispatcher deletes
 // whatever the Work says.
 var gateClosedCheck = Check{Name: "GateClosed", Holds: func(in Input, cluster string) (Hold, bool) {
 	var msgs, notes, refs []string
-	for _, g := range append(append([]Gate{}, in.PolicyGates...), in.ClusterGates[cluster]...) {
+	for _, g := range slices.Concat(in.TemplateGates, in.PolicyGates, in.ClusterGates[cluster]) {
 		if g.Problem == "" && (!g.Found || !g.Opened) {
 			refs = append(refs, g.Ref)
 		}

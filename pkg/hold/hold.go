@@ -51,6 +51,9 @@ type Input struct {
 	// KnownClusters are the registered Clusters' names; nil when unknown
 	// (then no check relies on them).
 	KnownClusters []string
+	// TemplateGates are the gates the template lists: they hold every
+	// cluster.
+	TemplateGates []Gate
 	// PolicyGates are the gates the policy lists: they hold every cluster.
 	PolicyGates []Gate
 	// ClusterGates are, per cluster, the gates its Cluster lists.

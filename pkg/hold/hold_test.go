@@ -32,6 +32,8 @@ func all(v bool) *policyv1alpha1.Suspension {
 var (
 	closedGate = Gate{Ref: "ops/sre-approval", ListedBy: "PropagationPolicy shop/web", Found: true, Why: "Gate closed by default"}
 	openGate   = Gate{Ref: "ops/window", ListedBy: "Cluster member2", Found: true, Opened: true}
+	// templateGate is a closed gate the template lists.
+	templateGate = Gate{Ref: "shop/approval", ListedBy: "Deployment shop/web", Found: true, Why: "Gate closed by default"}
 )
 
 var canaryOnly = &Rollout{Name: "Rollout shop/web", Released: map[string]bool{"member1": true},
@@ -123,8 +125,18 @@ func TestDecide(t *testing.T) {
 		{"a closed gate the policy lists holds every cluster",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
 			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
+		{"a closed gate the template lists holds every cluster",
+			Input{Template: template(nil), Policy: policy(nil), TemplateGates: []Gate{templateGate}},
+			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
+		{"a template's gate holds with no policy known (it is the template's own)",
+			Input{Template: template(nil), TemplateGates: []Gate{templateGate}},
+			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
+		{"an unreadable gate reference on a template holds every cluster (fail safe)",
+			Input{Template: template(nil), Policy: policy(nil), TemplateGates: []Gate{{Ref: "bare", ListedBy: "ClusterRole reader",
+				Problem: "gate 'bare' needs a namespace"}}},
+			map[string][]string{"member1": {"GateClosed"}, "member2": {"GateClosed"}, "member3": {"GateClosed"}}},
 		{"open gates hold nothing",
-			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{openGate},
+			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{openGate}, TemplateGates: []Gate{openGate},
 				ClusterGates: map[string][]Gate{"member2": {openGate}}}, map[string][]string{}},
 		{"a closed gate a Cluster lists holds that cluster only",
 			Input{Template: template(nil), Policy: policy(nil), ClusterGates: map[string][]Gate{"member2": {closedGate}}},
@@ -187,24 +199,27 @@ func TestDecideComposesEveryCombination(t *testing.T) {
 		policy(map[string]string{"suspended.propagation.federator.dev/member1": "true"})}
 	suspensions := []*policyv1alpha1.Suspension{nil, all(false), all(true), onClusters("member1"), onClusters("typo")}
 	gates := []map[string][]Gate{nil, {"member2": {closedGate}}, {"member1": {openGate}}}
+	templateGates := [][]Gate{nil, {templateGate}, {openGate}}
 	rollouts := []*Rollout{nil, canaryOnly, {Name: "Rollout shop/web"}}
 	clusters := []string{"member1", "member2"}
 	for _, tpl := range templates {
 		for _, pol := range policies {
 			for _, s := range suspensions {
 				for _, g := range gates {
-					for _, ro := range rollouts {
-						in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g, KnownClusters: clusters, Rollout: ro}
-						got := Decide(in, clusters, Checks)
-						for _, cluster := range clusters {
-							var want []string
-							for _, c := range Checks {
-								if _, held := c.Holds(in, cluster); held {
-									want = append(want, c.Name)
+					for _, tg := range templateGates {
+						for _, ro := range rollouts {
+							in := Input{Template: tpl, Policy: pol, Suspension: s, ClusterGates: g, TemplateGates: tg, KnownClusters: clusters, Rollout: ro}
+							got := Decide(in, clusters, Checks)
+							for _, cluster := range clusters {
+								var want []string
+								for _, c := range Checks {
+									if _, held := c.Holds(in, cluster); held {
+										want = append(want, c.Name)
+									}
 								}
-							}
-							if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
-								t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+								if g := checksHolding(got)[cluster]; !reflect.DeepEqual(g, want) {
+									t.Errorf("%+v on %s: %v, want %v", in, cluster, g, want)
+								}
 							}
 						}
 					}
@@ -239,6 +254,10 @@ func TestMessagesSayWhatHoldsAndWhatReleases(t *testing.T) {
 		{"closed gate",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate}},
 			[]string{"waiting approval, gate 'ops/sre-approval' is closed (Gate closed by default; listed by PropagationPolicy shop/web)"}},
+		{"closed gates of the template and the policy, the template's first",
+			Input{Template: template(nil), Policy: policy(nil), TemplateGates: []Gate{templateGate}, PolicyGates: []Gate{closedGate}},
+			[]string{"waiting approval, gate 'shop/approval' is closed (Gate closed by default; listed by Deployment shop/web); " +
+				"waiting approval, gate 'ops/sre-approval' is closed (Gate closed by default; listed by PropagationPolicy shop/web)"}},
 		{"missing gate",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{{Ref: "ops/typo", ListedBy: "PropagationPolicy shop/web"}}},
 			[]string{"gate 'ops/typo' does not exist (listed by PropagationPolicy shop/web); create it, or remove it from annotation gating.federator.dev/gates"}},
@@ -328,6 +347,9 @@ func TestDecisionListsTheGatesThatHold(t *testing.T) {
 	}{
 		{"no gate", Input{Template: template(nil), Policy: policy(nil), Suspension: all(true)}, nil},
 		{"an open gate", Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{open}}, nil},
+		{"a template's closed gate beside the policy's",
+			Input{Template: template(nil), Policy: policy(nil), TemplateGates: []Gate{templateGate, open}, PolicyGates: []Gate{closedGate}},
+			[]string{"ops/sre-approval", "shop/approval"}},
 		{"closed, missing and open gates, the closed one listed twice",
 			Input{Template: template(nil), Policy: policy(nil), PolicyGates: []Gate{closedGate, missing, open},
 				ClusterGates: map[string][]Gate{"member1": {closedGate, unreadable}}},
