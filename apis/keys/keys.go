@@ -179,10 +179,10 @@ var Table = []Key{
 	// Gates and Rollouts.
 	{Name: gatingv1alpha1.OpenRequestAnnotation, On: Gate, SetBy: "`federator gate open`, the gate webhook", Effect: Holds,
 		Admission: "federator-gate-requests",
-		Meaning: "asks the Gate to open (the hub's time of the request)"},
+		Meaning:   "asks the Gate to open (the hub's time of the request)"},
 	{Name: gatingv1alpha1.CloseRequestAnnotation, On: Gate, SetBy: "`federator gate close`, the gate webhook", Effect: Holds,
 		Admission: "federator-gate-requests",
-		Meaning: "asks the Gate to close (the hub's time of the request)"},
+		Meaning:   "asks the Gate to close (the hub's time of the request)"},
 	{Name: rolloutsv1alpha1.PromoteAnnotation, On: Rollout, SetBy: "`federator rollout promote`", Effect: Holds,
 		Meaning: "lets a paused stage of a revision start"},
 	{Name: rolloutsv1alpha1.AbortAnnotation, On: Rollout, SetBy: "`federator rollout abort`", Effect: Holds,
